@@ -1,0 +1,29 @@
+//! The library's front door: `src`, `apply` and `compress` on in-memory trains.
+
+use crate::engine::{Engine, Options};
+use crate::error::Result;
+use crate::train::{Layer, Stack, Train};
+
+/// The compressed product `trains[0] · trains[1] · …` (mathematical order; the last acts first).
+pub fn src(trains: &[&Train], options: &Options) -> Result<Train> {
+    let layers = trains
+        .iter()
+        .enumerate()
+        .map(|(i, t)| Layer {
+            name: format!("layer{i}"),
+            train: (*t).clone(),
+        })
+        .collect();
+    let stack = Stack::new(layers)?;
+    Ok(Engine::new(*options)?.run(&stack)?.0)
+}
+
+/// The compressed product `op · x` of an MPO and an MPS or MPO.
+pub fn apply(op: &Train, x: &Train, options: &Options) -> Result<Train> {
+    src(&[op, x], options)
+}
+
+/// `train` compressed to bonds of at most `options.chi_out`.
+pub fn compress(train: &Train, options: &Options) -> Result<Train> {
+    src(&[train], options)
+}

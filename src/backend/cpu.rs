@@ -1,0 +1,148 @@
+//! `CpuBackend`: the kernels on the host, GEMM and QR by faer, parallel with a rayon pool.
+
+use super::Backend;
+use crate::error::{Error, Result};
+use crate::graph::{Op, SweepGraph, Task};
+use crate::kernels::{self, legs};
+use crate::tensor::{Labeled, Leg, Meter, Tensor};
+use crate::test_matrix::test_matrix;
+use std::sync::Arc;
+
+/// Runs kernels on the CPU with a dedicated thread pool.
+pub struct CpuBackend {
+    pool: rayon::ThreadPool,
+    seed: u64,
+}
+
+/// A labelled operand over shared data.
+type Operand = Labeled<Arc<Tensor>>;
+
+impl CpuBackend {
+    /// A backend with `threads` workers (0: one per core) drawing sketches from `seed`.
+    pub fn new(threads: usize, seed: u64) -> Result<Self> {
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .thread_name(|i| format!("srcflow-cpu-{i}"))
+            .build()
+            .map_err(|e| Error::Invalid(format!("cannot start {threads} threads: {e}")))?;
+        faer::set_global_parallelism(faer::Par::rayon(pool.current_num_threads()));
+        Ok(CpuBackend { pool, seed })
+    }
+}
+
+impl Backend for CpuBackend {
+    fn name(&self) -> &'static str {
+        "cpu"
+    }
+
+    fn threads(&self) -> usize {
+        self.pool.current_num_threads()
+    }
+
+    fn compute(
+        &self,
+        graph: &SweepGraph,
+        task: &Task,
+        inputs: Vec<Arc<Tensor>>,
+    ) -> Result<Vec<Tensor>> {
+        self.pool
+            .install(|| run_task(graph, task, inputs, self.seed))
+    }
+}
+
+/// Dispatches one task to its kernel.
+fn run_task(
+    graph: &SweepGraph,
+    task: &Task,
+    inputs: Vec<Arc<Tensor>>,
+    seed: u64,
+) -> Result<Vec<Tensor>> {
+    let k = graph.stack.layers.len();
+    let n = graph.sites();
+    let site = task.site;
+    let mut meter = Meter::default();
+    let label = |legs: Vec<Leg>, value: Arc<Tensor>| Labeled { legs, value };
+    let cores = |tensors: &[Arc<Tensor>]| -> Vec<Operand> {
+        tensors
+            .iter()
+            .enumerate()
+            .map(|(i, t)| label(legs::core(i, k), Arc::clone(t)))
+            .collect()
+    };
+    let ones = |shape: Vec<usize>| Arc::new(Tensor::ones(shape));
+    let unit_env = || label(legs::env_in(k), ones(vec![1; k + 1]));
+    let unit_proj = || label(legs::proj_in(k), ones(vec![1; k + 1]));
+    let result = match task.op {
+        Op::Env => {
+            let cols = task.cols.expect("env has columns");
+            let (c_prev, rest) = if site > 0 {
+                (label(legs::env_in(k), Arc::clone(&inputs[0])), &inputs[1..])
+            } else {
+                (
+                    label(
+                        legs::env_in(k),
+                        ones(std::iter::once(cols.len()).chain(vec![1; k]).collect()),
+                    ),
+                    &inputs[..],
+                )
+            };
+            let (up, down) = graph.stack.output_phys(site);
+            let omega = label(
+                legs::omega(),
+                Arc::new(test_matrix(seed, site, up, down, cols)),
+            );
+            kernels::env(&c_prev, &cores(rest), &omega, &mut meter)
+        }
+        Op::Sketch => {
+            let c_prev = label(legs::env_in(k), Arc::clone(&inputs[0]));
+            let s_next = if site + 1 < n {
+                label(legs::proj_in(k), Arc::clone(&inputs[k + 1]))
+            } else {
+                unit_proj()
+            };
+            kernels::sketch(&c_prev, &cores(&inputs[1..=k]), &s_next, &mut meter)
+        }
+        Op::First => kernels::sketch(
+            &unit_env(),
+            &cores(&inputs[..k]),
+            &label(legs::proj_in(k), Arc::clone(&inputs[k])),
+            &mut meter,
+        ),
+        Op::Qr => return Ok(vec![kernels::orthonormal_basis(&gather_rows(&inputs))]),
+        Op::Project => {
+            let eta_conj = label(legs::basis(), Arc::new(inputs[0].conj()));
+            let s_next = if site + 1 < n {
+                label(legs::proj_in(k), Arc::clone(&inputs[k + 1]))
+            } else {
+                unit_proj()
+            };
+            kernels::project(&eta_conj, &cores(&inputs[1..=k]), &s_next, &mut meter)
+        }
+        Op::Exact => {
+            let left = kernels::site_product(&cores(&inputs[..k]), &mut meter);
+            let right = kernels::site_product(&cores(&inputs[k..]), &mut meter);
+            let (a, b) = kernels::exact_pair(&left.value, &right.value, graph.chi_out)?;
+            return Ok(vec![a, b]);
+        }
+        Op::ReadSite { .. } | Op::WriteSite => {
+            return Err(Error::Invalid(format!("task {task} is not a compute task")));
+        }
+    };
+    Ok(vec![
+        Arc::try_unwrap(result.value).unwrap_or_else(|shared| (*shared).clone())
+    ])
+}
+
+/// Concatenates sketch blocks along their column axis (the gather before the QR).
+fn gather_rows(blocks: &[Arc<Tensor>]) -> Tensor {
+    if blocks.len() == 1 {
+        return (*blocks[0]).clone();
+    }
+    let mut shape = blocks[0].shape().to_vec();
+    shape[0] = blocks.iter().map(|b| b.shape()[0]).sum();
+    let data = blocks
+        .iter()
+        .flat_map(|b| b.data().iter().copied())
+        .collect();
+    Tensor::new(shape, data).expect("blocks agree")
+}

@@ -1,0 +1,29 @@
+//! Backends: where compute tasks run. `cpu` (faer + rayon) today; a CUDA backend (cudarc) next.
+//!
+//! A backend receives a task with its inputs and returns its outputs. Values are host tensors
+//! for now; the CUDA backend will hand out device buffers, streams and events through the same
+//! call, which is why the scheduler talks to a backend only through [`Backend::compute`].
+
+mod cpu;
+
+pub use cpu::CpuBackend;
+
+use crate::error::Result;
+use crate::graph::{SweepGraph, Task};
+use crate::tensor::Tensor;
+use std::sync::Arc;
+
+/// Runs the numerical tasks of a sweep graph.
+pub trait Backend: Send + Sync {
+    /// A short name for reports ("cpu", "cuda").
+    fn name(&self) -> &'static str;
+    /// Number of worker threads (or streams) a kernel may use.
+    fn threads(&self) -> usize;
+    /// Runs compute task `task` of `graph` on `inputs` (in the task's input order).
+    fn compute(
+        &self,
+        graph: &SweepGraph,
+        task: &Task,
+        inputs: Vec<Arc<Tensor>>,
+    ) -> Result<Vec<Tensor>>;
+}

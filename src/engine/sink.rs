@@ -1,0 +1,48 @@
+//! `CoreSink`: where write-site tasks put output cores (memory, or a problem directory).
+
+use crate::error::{Error, Result};
+use crate::tensor::Tensor;
+use crate::train::{Kind, Train};
+use std::sync::Mutex;
+
+/// Receives output cores in `[l, r, u, d]` form, in any order.
+pub trait CoreSink: Sync {
+    /// Takes the output core of `site`.
+    fn write(&self, site: usize, core: Tensor) -> Result<()>;
+}
+
+/// Collects output cores into an in-memory train.
+pub struct MemorySink {
+    kind: Kind,
+    cores: Mutex<Vec<Option<Tensor>>>,
+}
+
+impl MemorySink {
+    /// A sink for a train of `kind` with `sites` sites.
+    pub fn new(kind: Kind, sites: usize) -> Self {
+        MemorySink {
+            kind,
+            cores: Mutex::new(vec![None; sites]),
+        }
+    }
+
+    /// The collected train; fails if a site is missing.
+    pub fn into_train(self) -> Result<Train> {
+        let cores = self.cores.into_inner().expect("no writer panicked");
+        let cores = cores
+            .into_iter()
+            .enumerate()
+            .map(|(site, c)| {
+                c.ok_or_else(|| Error::Invalid(format!("output site {site} was never written")))
+            })
+            .collect::<Result<Vec<_>>>()?;
+        Train::new(self.kind, cores)
+    }
+}
+
+impl CoreSink for MemorySink {
+    fn write(&self, site: usize, core: Tensor) -> Result<()> {
+        self.cores.lock().expect("no writer panicked")[site] = Some(core);
+        Ok(())
+    }
+}

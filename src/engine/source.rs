@@ -1,0 +1,29 @@
+//! `CoreSource`: where read-site tasks get input cores (memory, or a problem directory).
+
+use crate::error::Result;
+use crate::tensor::Tensor;
+use crate::train::Stack;
+
+/// Hands out input cores one at a time, in `[l, r, u, d]` form.
+pub trait CoreSource: Sync {
+    /// The core of `layer` (0 = top) at `site`.
+    fn read(&self, layer: usize, site: usize) -> Result<Tensor>;
+}
+
+/// Cores of a stack already in memory.
+pub struct MemorySource<'a> {
+    stack: &'a Stack,
+}
+
+impl<'a> MemorySource<'a> {
+    /// Serves the cores of `stack`.
+    pub fn new(stack: &'a Stack) -> Self {
+        MemorySource { stack }
+    }
+}
+
+impl CoreSource for MemorySource<'_> {
+    fn read(&self, layer: usize, site: usize) -> Result<Tensor> {
+        Ok(self.stack.layers()[layer].train.core(site).clone())
+    }
+}

@@ -1,0 +1,58 @@
+//! The one error type of srcflow: every variant names its culprit.
+
+use std::path::PathBuf;
+
+/// Everything that can go wrong in srcflow, each naming what is at fault.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// A file or directory could not be read, written or renamed.
+    #[error("{path}: {source}")]
+    Io {
+        /// The file or directory at fault.
+        path: PathBuf,
+        /// What the operating system said.
+        source: std::io::Error,
+    },
+    /// A core file is not a readable `.npy` array of the expected kind.
+    #[error("layer '{layer}', site {site}, file {path}: {message}")]
+    BadCore {
+        /// Name of the layer.
+        layer: String,
+        /// Site index, from 0.
+        site: usize,
+        /// The `.npy` file at fault.
+        path: PathBuf,
+        /// What is wrong with it.
+        message: String,
+    },
+    /// Shapes do not fit together (bonds, physical legs, ranks, site counts).
+    #[error("{0}")]
+    Shape(String),
+    /// `manifest.json` or another description file is missing or malformed.
+    #[error("{path}: {message}")]
+    Manifest {
+        /// The manifest at fault.
+        path: PathBuf,
+        /// What is wrong with it.
+        message: String,
+    },
+    /// A user-supplied option is out of range.
+    #[error("{0}")]
+    Invalid(String),
+    /// A numerical routine failed (for example an SVD that did not converge).
+    #[error("{0}")]
+    Numeric(String),
+}
+
+/// Result with srcflow's [`Error`].
+pub type Result<T> = std::result::Result<T, Error>;
+
+impl Error {
+    /// Wraps an I/O error with the path it concerns.
+    pub fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Self {
+        Error::Io {
+            path: path.into(),
+            source,
+        }
+    }
+}

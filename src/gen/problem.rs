@@ -1,0 +1,111 @@
+//! `generate`: the built-in problems behind `srcflow gen` and the default run.
+
+use super::{perturbed_identity, random_mpo, random_mps, time_evolution, Model};
+use crate::error::{Error, Result};
+use crate::train::{Layer, Stack};
+
+/// The built-in problem families.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum ProblemKind {
+    /// Random MPO · random MPS, both with a decaying bond spectrum.
+    Random,
+    /// Transverse-field Ising Trotter MPO (to the power `depth`) · random MPS.
+    Ising,
+    /// Heisenberg Trotter MPO (to the power `depth`) · random MPS.
+    Heisenberg,
+    /// (identity + ε·random MPO) · (identity + ε·random MPO): an MPO·MPO product.
+    Identity,
+}
+
+/// Sizes and parameters of a generated problem.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ProblemSpec {
+    /// Number of sites.
+    pub sites: usize,
+    /// Physical dimension (2 for the spin chains).
+    pub phys: usize,
+    /// Bond of the state (or of the second MPO).
+    pub bond: usize,
+    /// Bond of the random MPO(s).
+    pub mpo_bond: usize,
+    /// Number of MPO layers for the time-evolution problems.
+    pub depth: usize,
+    /// Time step of the Trotter MPOs.
+    pub dt: f64,
+    /// Ratio of the last to the first weight of the random spectra.
+    pub decay: f64,
+    /// Size of the perturbation of the identity problems.
+    pub eps: f64,
+    /// Seed of the random cores.
+    pub seed: u64,
+}
+
+impl Default for ProblemSpec {
+    fn default() -> Self {
+        ProblemSpec {
+            sites: 20,
+            phys: 2,
+            bond: 32,
+            mpo_bond: 8,
+            depth: 1,
+            dt: 0.1,
+            decay: 1e-2,
+            eps: 0.1,
+            seed: 1,
+        }
+    }
+}
+
+/// Builds the stack of a generated problem.
+pub fn generate(kind: ProblemKind, spec: &ProblemSpec) -> Result<Stack> {
+    if spec.sites < 2 || spec.phys == 0 || spec.bond == 0 || spec.mpo_bond == 0 || spec.depth == 0 {
+        return Err(Error::Invalid(format!(
+            "problem sizes must be positive with at least 2 sites, found sites {}, phys {}, bond {}, mpo bond {}, depth {}",
+            spec.sites, spec.phys, spec.bond, spec.mpo_bond, spec.depth
+        )));
+    }
+    let s = spec;
+    let psi = || Layer {
+        name: "psi".into(),
+        train: random_mps(s.sites, s.phys, s.bond, s.decay, s.seed),
+    };
+    let evolution = |model| {
+        if s.phys != 2 {
+            return Err(Error::Invalid(format!(
+                "spin-chain problems have phys 2, found {}",
+                s.phys
+            )));
+        }
+        let u = time_evolution(model, s.sites, s.dt);
+        let mut layers: Vec<Layer> = (0..s.depth)
+            .map(|i| Layer {
+                name: format!("U{i}"),
+                train: u.clone(),
+            })
+            .collect();
+        layers.push(psi());
+        Ok(layers)
+    };
+    let layers = match kind {
+        ProblemKind::Random => vec![
+            Layer {
+                name: "H".into(),
+                train: random_mpo(s.sites, s.phys, s.phys, s.mpo_bond, s.decay, s.seed + 1),
+            },
+            psi(),
+        ],
+        ProblemKind::Ising => evolution(Model::Ising)?,
+        ProblemKind::Heisenberg => evolution(Model::Heisenberg)?,
+        ProblemKind::Identity => vec![
+            Layer {
+                name: "A".into(),
+                train: perturbed_identity(s.sites, s.phys, s.mpo_bond, s.eps, s.seed),
+            },
+            Layer {
+                name: "B".into(),
+                train: perturbed_identity(s.sites, s.phys, s.bond, s.eps, s.seed + 1),
+            },
+        ],
+    };
+    Stack::new(layers)
+}

@@ -1,0 +1,396 @@
+//! Building the sweep graph from the stack's shapes (no data is read).
+
+use super::{Cols, DataId, Lane, Op, Pass, SweepGraph, Task};
+use crate::error::{Error, Result};
+use crate::kernels::{self, legs};
+use crate::tensor::{Labeled, Leg, Meter, Shape, C64};
+use crate::train::StackShape;
+use petgraph::stable_graph::{NodeIndex, StableDiGraph};
+use std::collections::HashMap;
+
+/// Choices that shape the graph.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct GraphOptions {
+    /// Output bond cap χ̄ (also the number of sketch columns).
+    pub chi_out: usize,
+    /// Sketch columns per env/sketch task; `None` puts all columns in one task.
+    pub batch_cols: Option<usize>,
+}
+
+impl SweepGraph {
+    /// Builds the graph of one SRC sweep over `stack`.
+    pub fn build(stack: &StackShape, options: &GraphOptions) -> Result<SweepGraph> {
+        stack.check(None)?;
+        if options.chi_out == 0 {
+            return Err(Error::Invalid(
+                "--chi-out must be at least 1, found 0".into(),
+            ));
+        }
+        if options.batch_cols == Some(0) {
+            return Err(Error::Invalid(
+                "the batch size must be at least 1 column, found 0".into(),
+            ));
+        }
+        let sketch = options.chi_out;
+        let batch = options.batch_cols.unwrap_or(sketch).min(sketch);
+        let mut builder = Builder {
+            stack,
+            out_bonds: output_bonds(stack, sketch),
+            batches: (0..sketch)
+                .step_by(batch)
+                .map(|s| Cols {
+                    start: s,
+                    end: (s + batch).min(sketch),
+                })
+                .collect(),
+            tasks: Vec::new(),
+        };
+        if stack.sites() == 2 {
+            builder.exact_path();
+        } else {
+            builder.left_to_right();
+            builder.right_to_left();
+        }
+        let out_bonds = builder.out_bonds.clone();
+        Ok(SweepGraph {
+            graph: connect(builder.tasks),
+            stack: stack.clone(),
+            chi_out: options.chi_out,
+            sketch,
+            out_bonds,
+        })
+    }
+}
+
+/// Output bonds, right to left: the bond left of site j is min(s, phys_j · bond right of j).
+fn output_bonds(stack: &StackShape, sketch: usize) -> Vec<usize> {
+    let n = stack.sites();
+    let mut bonds = vec![0; n - 1];
+    let mut right = 1;
+    for site in (1..n).rev() {
+        let (up, down) = stack.output_phys(site);
+        right = sketch.min(up * down * right);
+        bonds[site - 1] = right;
+    }
+    bonds
+}
+
+/// Adds an edge from the producer of every input to its consumer.
+fn connect(tasks: Vec<Task>) -> StableDiGraph<Task, DataId> {
+    let mut graph = StableDiGraph::new();
+    let nodes: Vec<NodeIndex> = tasks.into_iter().map(|t| graph.add_node(t)).collect();
+    let mut producer: HashMap<DataId, NodeIndex> = HashMap::new();
+    for &node in &nodes {
+        for &out in &graph[node].outputs {
+            producer.insert(out, node);
+        }
+    }
+    for &node in &nodes {
+        for input in graph[node].inputs.clone() {
+            graph.add_edge(producer[&input], node, input);
+        }
+    }
+    graph
+}
+
+/// Collects the tasks of one sweep with their dry-run costs.
+struct Builder<'a> {
+    stack: &'a StackShape,
+    out_bonds: Vec<usize>,
+    batches: Vec<Cols>,
+    tasks: Vec<Task>,
+}
+
+impl Builder<'_> {
+    fn layers(&self) -> usize {
+        self.stack.layers.len()
+    }
+
+    fn cores(&self, site: usize) -> Vec<Labeled<Shape>> {
+        let k = self.layers();
+        self.stack
+            .site(site)
+            .iter()
+            .enumerate()
+            .map(|(i, s)| Labeled {
+                legs: legs::core(i, k),
+                value: s.to_vec(),
+            })
+            .collect()
+    }
+
+    fn core_ids(&self, site: usize, pass: Pass) -> Vec<DataId> {
+        (0..self.layers())
+            .map(|layer| DataId::Core { layer, site, pass })
+            .collect()
+    }
+
+    /// Environment entering `site` for `cols` columns: `[cols, left bonds of site]`.
+    fn env_in(&self, site: usize, cols: usize) -> Labeled<Shape> {
+        let value = std::iter::once(cols)
+            .chain(self.stack.site(site).iter().map(|s| s[0]))
+            .collect();
+        Labeled {
+            legs: legs::env_in(self.layers()),
+            value,
+        }
+    }
+
+    /// S entering `site` from the right: `[right bonds of site, output bond right of site]`.
+    fn proj_in(&self, site: usize) -> Labeled<Shape> {
+        let out = self.out_bonds.get(site).copied().unwrap_or(1);
+        let value = self
+            .stack
+            .site(site)
+            .iter()
+            .map(|s| s[1])
+            .chain(std::iter::once(out))
+            .collect();
+        Labeled {
+            legs: legs::proj_in(self.layers()),
+            value,
+        }
+    }
+
+    /// Basis η of `site` (conjugated or not): `[bond left, Up, Down, bond right]`.
+    fn basis(&self, site: usize) -> Labeled<Shape> {
+        let (up, down) = self.stack.output_phys(site);
+        let left = if site == 0 {
+            1
+        } else {
+            self.out_bonds[site - 1]
+        };
+        let right = self.out_bonds.get(site).copied().unwrap_or(1);
+        Labeled {
+            legs: legs::basis(),
+            value: vec![left, up, down, right],
+        }
+    }
+
+    fn push(
+        &mut self,
+        op: Op,
+        site: usize,
+        cols: Option<Cols>,
+        io: (Vec<DataId>, Vec<DataId>),
+        cost: Meter,
+        step: usize,
+    ) {
+        let lane = match op {
+            Op::ReadSite { .. } | Op::WriteSite => Lane::Io,
+            _ => Lane::Compute,
+        };
+        let (inputs, outputs) = io;
+        self.tasks.push(Task {
+            op,
+            site,
+            cols,
+            inputs,
+            outputs,
+            flops: cost.flops,
+            peak_bytes: cost.peak_bytes,
+            lane,
+            step,
+        });
+    }
+
+    fn read_sites(&mut self, site: usize, pass: Pass, step: usize) {
+        for (layer, shape) in self.stack.site(site).into_iter().enumerate() {
+            let bytes = shape.iter().product::<usize>() * std::mem::size_of::<C64>();
+            let cost = Meter {
+                flops: 0.0,
+                peak_bytes: bytes as u64,
+            };
+            let out = vec![DataId::Core { layer, site, pass }];
+            self.push(
+                Op::ReadSite { layer, pass },
+                site,
+                None,
+                (vec![], out),
+                cost,
+                step,
+            );
+        }
+    }
+
+    fn write_site(&mut self, site: usize, step: usize) {
+        let bytes = self.basis(site).value.iter().product::<usize>() * std::mem::size_of::<C64>();
+        let cost = Meter {
+            flops: 0.0,
+            peak_bytes: bytes as u64,
+        };
+        self.push(
+            Op::WriteSite,
+            site,
+            None,
+            (vec![DataId::Basis { site }], vec![]),
+            cost,
+            step,
+        );
+    }
+
+    fn left_to_right(&mut self) {
+        let n = self.stack.sites();
+        for site in 0..n - 1 {
+            self.read_sites(site, Pass::LeftToRight, site);
+            let (up, down) = self.stack.output_phys(site);
+            for cols in self.batches.clone() {
+                let mut cost = Meter::default();
+                let omega = Labeled {
+                    legs: legs::omega(),
+                    value: vec![up, down, cols.len()],
+                };
+                kernels::env(
+                    &self.env_in(site, cols.len()),
+                    &self.cores(site),
+                    &omega,
+                    &mut cost,
+                );
+                let mut inputs = if site > 0 {
+                    vec![DataId::Env {
+                        site: site - 1,
+                        cols,
+                    }]
+                } else {
+                    vec![]
+                };
+                inputs.extend(self.core_ids(site, Pass::LeftToRight));
+                self.push(
+                    Op::Env,
+                    site,
+                    Some(cols),
+                    (inputs, vec![DataId::Env { site, cols }]),
+                    cost,
+                    site,
+                );
+            }
+        }
+    }
+
+    fn right_to_left(&mut self) {
+        let n = self.stack.sites();
+        for site in (1..n).rev() {
+            let step = 2 * n - 2 - site;
+            self.read_sites(site, Pass::RightToLeft, step);
+            let proj_next: Vec<DataId> = if site + 1 < n {
+                vec![DataId::Proj { site: site + 1 }]
+            } else {
+                vec![]
+            };
+            for cols in self.batches.clone() {
+                let mut cost = Meter::default();
+                kernels::sketch(
+                    &self.env_in(site, cols.len()),
+                    &self.cores(site),
+                    &self.proj_in(site),
+                    &mut cost,
+                );
+                let mut inputs = vec![DataId::Env {
+                    site: site - 1,
+                    cols,
+                }];
+                inputs.extend(self.core_ids(site, Pass::RightToLeft));
+                inputs.extend(proj_next.clone());
+                self.push(
+                    Op::Sketch,
+                    site,
+                    Some(cols),
+                    (inputs, vec![DataId::Sketch { site, cols }]),
+                    cost,
+                    step,
+                );
+            }
+            self.qr(site, step);
+            let mut cost = Meter::default();
+            kernels::project(
+                &self.basis(site),
+                &self.cores(site),
+                &self.proj_in(site),
+                &mut cost,
+            );
+            let mut inputs = vec![DataId::Basis { site }];
+            inputs.extend(self.core_ids(site, Pass::RightToLeft));
+            inputs.extend(proj_next);
+            self.push(
+                Op::Project,
+                site,
+                None,
+                (inputs, vec![DataId::Proj { site }]),
+                cost,
+                step,
+            );
+            self.write_site(site, step);
+        }
+        let step = 2 * n - 2;
+        self.read_sites(0, Pass::RightToLeft, step);
+        let mut cost = Meter::default();
+        kernels::sketch(
+            &self.env_in(0, 1),
+            &self.cores(0),
+            &self.proj_in(0),
+            &mut cost,
+        );
+        let mut inputs = self.core_ids(0, Pass::RightToLeft);
+        inputs.push(DataId::Proj { site: 1 });
+        self.push(
+            Op::First,
+            0,
+            None,
+            (inputs, vec![DataId::Basis { site: 0 }]),
+            cost,
+            step,
+        );
+        self.write_site(0, step);
+    }
+
+    fn qr(&mut self, site: usize, step: usize) {
+        let basis = self.basis(site).value;
+        let rows: usize = basis[1..].iter().product();
+        let sketch = self.batches.last().map_or(0, |c| c.end);
+        let bytes = (rows * sketch + rows * basis[0]) * std::mem::size_of::<C64>();
+        let cost = Meter {
+            flops: kernels::qr_flops(rows, sketch),
+            peak_bytes: 2 * bytes as u64,
+        };
+        let inputs = self
+            .batches
+            .iter()
+            .map(|&cols| DataId::Sketch { site, cols })
+            .collect();
+        self.push(
+            Op::Qr,
+            site,
+            None,
+            (inputs, vec![DataId::Basis { site }]),
+            cost,
+            step,
+        );
+    }
+
+    fn exact_path(&mut self) {
+        self.read_sites(0, Pass::RightToLeft, 0);
+        self.read_sites(1, Pass::RightToLeft, 0);
+        let mut cost = Meter::default();
+        let left = kernels::site_product(&self.cores(0), &mut cost);
+        let right = kernels::site_product(&self.cores(1), &mut cost);
+        let (p0, p1) = (phys(&left), phys(&right));
+        let bond = left.value.iter().product::<usize>() / p0;
+        let small = p0.min(p1) as f64;
+        cost.record(
+            8.0 * (bond * p0 * p1) as f64 + 8.0 * 4.0 * (p0 * p1) as f64 * small,
+            0,
+        );
+        let mut inputs = self.core_ids(0, Pass::RightToLeft);
+        inputs.extend(self.core_ids(1, Pass::RightToLeft));
+        let outputs = vec![DataId::Basis { site: 0 }, DataId::Basis { site: 1 }];
+        self.push(Op::Exact, 0, None, (inputs, outputs), cost, 0);
+        self.write_site(0, 1);
+        self.write_site(1, 1);
+    }
+}
+
+/// Product of the `Up` and `Down` sizes of a site product.
+fn phys(product: &Labeled<Shape>) -> usize {
+    use crate::tensor::Operand;
+    product.dim(Leg::Up) * product.dim(Leg::Down)
+}

@@ -1,0 +1,97 @@
+//! `DataId`: the name of every value that flows along a graph edge.
+
+use serde::{Deserialize, Serialize};
+use std::fmt;
+
+/// A contiguous range `start..end` of sketch columns.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct Cols {
+    /// First column.
+    pub start: usize,
+    /// One past the last column.
+    pub end: usize,
+}
+
+impl Cols {
+    /// Number of columns.
+    pub fn len(&self) -> usize {
+        self.end - self.start
+    }
+
+    /// True for an empty range.
+    pub fn is_empty(&self) -> bool {
+        self.end == self.start
+    }
+}
+
+impl fmt::Display for Cols {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}..{}", self.start, self.end)
+    }
+}
+
+/// Which pass of the sweep a value belongs to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum Pass {
+    /// Building the environments C_j.
+    LeftToRight,
+    /// Sketching, factoring and projecting.
+    RightToLeft,
+}
+
+/// The name of a value passed between tasks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum DataId {
+    /// An input core `[l, r, u, d]`, read once per pass so it need not stay resident between passes.
+    Core {
+        /// Layer index (0 = top).
+        layer: usize,
+        /// Site index.
+        site: usize,
+        /// Pass that reads it.
+        pass: Pass,
+    },
+    /// The sketched left environment C_site (after absorbing `site`) for some columns.
+    Env {
+        /// Last site absorbed.
+        site: usize,
+        /// Sketch columns held.
+        cols: Cols,
+    },
+    /// Columns of the sketch Y_site.
+    Sketch {
+        /// Site.
+        site: usize,
+        /// Sketch columns held.
+        cols: Cols,
+    },
+    /// The output core η_site in basis form `[OutLeft, Up, Down, OutRight]`.
+    Basis {
+        /// Site.
+        site: usize,
+    },
+    /// The projected right environment S_site.
+    Proj {
+        /// Site.
+        site: usize,
+    },
+}
+
+impl fmt::Display for DataId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            DataId::Core { layer, site, pass } => {
+                let p = if *pass == Pass::LeftToRight {
+                    "→"
+                } else {
+                    "←"
+                };
+                write!(f, "core[{layer}][{site}]{p}")
+            }
+            DataId::Env { site, cols } => write!(f, "C{site}[{cols}]"),
+            DataId::Sketch { site, cols } => write!(f, "Y{site}[{cols}]"),
+            DataId::Basis { site } => write!(f, "η{site}"),
+            DataId::Proj { site } => write!(f, "S{site}"),
+        }
+    }
+}

@@ -1,0 +1,56 @@
+//! The sweep graph: both passes of SRC as tasks joined by the data they exchange.
+
+mod build;
+mod data;
+mod export;
+mod task;
+
+pub use build::GraphOptions;
+pub use data::{Cols, DataId, Pass};
+pub use task::{Lane, Op, Task};
+
+use crate::train::{Kind, StackShape};
+use petgraph::stable_graph::{NodeIndex, StableDiGraph};
+use serde::{Deserialize, Serialize};
+
+/// The tasks of one SRC sweep and their data dependencies (edge `a → b`: `b` reads what `a` wrote).
+///
+/// Built from shapes alone ([`SweepGraph::build`]); later passes may rewrite, place or simulate
+/// it. A stable graph keeps node indices valid when nodes are added or removed.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct SweepGraph {
+    /// Tasks (nodes) and the data they pass (edges).
+    pub graph: StableDiGraph<Task, DataId>,
+    /// The stack the graph computes.
+    pub stack: StackShape,
+    /// Output bond cap χ̄.
+    pub chi_out: usize,
+    /// Number of sketch columns.
+    pub sketch: usize,
+    /// Output bond between site `j` and `j + 1`, for every cut.
+    pub out_bonds: Vec<usize>,
+}
+
+impl SweepGraph {
+    /// Number of sites.
+    pub fn sites(&self) -> usize {
+        self.stack.sites()
+    }
+
+    /// The kind of the output train.
+    pub fn output_kind(&self) -> Kind {
+        self.stack.output_kind()
+    }
+
+    /// Node indices in a valid execution order (by sweep step, then creation).
+    pub fn nodes_in_order(&self) -> Vec<NodeIndex> {
+        let mut nodes: Vec<NodeIndex> = self.graph.node_indices().collect();
+        nodes.sort_by_key(|&n| (self.graph[n].step, n.index()));
+        nodes
+    }
+
+    /// Total real flops of all tasks.
+    pub fn total_flops(&self) -> f64 {
+        self.graph.node_weights().map(|t| t.flops).sum()
+    }
+}

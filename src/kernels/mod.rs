@@ -1,0 +1,22 @@
+//! The SRC kernels, written once over [`Operand`]: they compute on tensors and count on shapes.
+//!
+//! Every kernel takes labelled operands whose legs come from [`legs`]; layer `i` of `k` has core
+//! legs `[Left(i), Right(i), up, down]` where `up` is `Up` for the top layer and `Join(i-1)`
+//! otherwise, and `down` is `Down` for the bottom layer and `Join(i)` otherwise.
+
+mod absorb;
+mod env;
+mod exact;
+pub mod legs;
+mod project;
+mod qr;
+mod site_product;
+mod sketch;
+
+pub use absorb::absorb;
+pub use env::env;
+pub use exact::exact_pair;
+pub use project::project;
+pub use qr::{orthonormal_basis, qr_flops};
+pub use site_product::site_product;
+pub use sketch::sketch;

@@ -1,0 +1,68 @@
+//! The orthonormal basis η_j of a gathered sketch Y_j (thin Householder QR with faer).
+
+use crate::tensor::Tensor;
+use faer::MatRef;
+
+/// Real flops of a thin QR of an `m × n` complex matrix plus forming its thin Q (estimate).
+pub fn qr_flops(m: usize, n: usize) -> f64 {
+    let (m, n) = (m as f64, n.min(m as usize) as f64);
+    2.0 * 8.0 * (m * n * n - n * n * n / 3.0)
+}
+
+/// η `[r, Up, Down, OutRight]` with orthonormal rows spanning Y `[Col, Up, Down, OutRight]`.
+///
+/// Y is read as the `(Up·Down·OutRight) × Col` matrix it is in column-major order; its thin Q
+/// has `r = min(rows, Col)` columns, which become the rows of η.
+pub fn orthonormal_basis(y: &Tensor) -> Tensor {
+    let shape = y.shape();
+    let cols = shape[0];
+    let rows: usize = shape[1..].iter().product();
+    let q = MatRef::from_column_major_slice(y.data(), rows, cols)
+        .qr()
+        .compute_thin_Q();
+    let rank = q.ncols();
+    let mut data = Vec::with_capacity(rank * rows);
+    for c in 0..rank {
+        data.extend(q.col(c).iter().copied());
+    }
+    let mut eta_shape = shape.to_vec();
+    eta_shape[0] = rank;
+    Tensor::new(eta_shape, data).expect("sizes agree")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tensor::C64;
+
+    #[test]
+    fn basis_rows_are_orthonormal_and_span_the_sketch() {
+        let data = (0..2 * 3 * 4)
+            .map(|i| C64::new((i as f64).sin(), (2.0 * i as f64).cos()))
+            .collect();
+        let y = Tensor::new(vec![4, 3, 1, 2], data).unwrap();
+        let eta = orthonormal_basis(&y);
+        assert_eq!(eta.shape(), &[4, 3, 1, 2]);
+        let m = 6;
+        for a in 0..4 {
+            for b in 0..4 {
+                let dot: C64 = (0..m)
+                    .map(|i| eta.data()[a * m + i].conj() * eta.data()[b * m + i])
+                    .sum();
+                let expected = if a == b { 1.0 } else { 0.0 };
+                assert!((dot - expected).norm() < 1e-13);
+            }
+        }
+        // every column of Y lies in the span: Y = ηᴴ (η Y)
+        for a in 0..4 {
+            let col = &y.data()[a * m..(a + 1) * m];
+            let coeff: Vec<C64> = (0..4)
+                .map(|r| (0..m).map(|i| eta.data()[r * m + i].conj() * col[i]).sum())
+                .collect();
+            for i in 0..m {
+                let back: C64 = (0..4).map(|r| eta.data()[r * m + i] * coeff[r]).sum();
+                assert!((back - col[i]).norm() < 1e-12);
+            }
+        }
+    }
+}

@@ -1,0 +1,11 @@
+//! Right-to-left pass: the sketch Y_j of a site, and the first site's core.
+
+use super::{absorb, legs};
+use crate::tensor::{Meter, Operand};
+
+/// `Y_j[Col, Up, Down, OutRight] = Σ C_{j-1}[Col, Left..] · cores_j · S_{j+1}[Right.., OutRight]`.
+pub fn sketch<O: Operand>(c_prev: &O, cores: &[O], s_next: &O, meter: &mut Meter) -> O {
+    let x = absorb(c_prev, cores, meter);
+    let y = x.contract(s_next, &[], meter);
+    y.arrange(&legs::sketch(), meter)
+}

@@ -1,0 +1,26 @@
+//! srcflow: compressed products of tensor trains (MPO·MPS, MPO·MPO, MPO^k·MPS) with Successive
+//! Randomized Compression, run as a dataflow graph of tasks.
+//!
+//! Quick use: [`apply`], [`compress`] and [`src`] on in-memory [`Train`]s; for the graph itself,
+//! [`SweepGraph::build`] and [`Engine::run_graph`].
+
+pub mod backend;
+pub mod engine;
+pub mod error;
+pub mod graph;
+pub mod kernels;
+pub mod ops;
+pub mod sched;
+pub mod tensor;
+pub mod test_matrix;
+pub mod train;
+
+mod api;
+pub mod gen;
+
+pub use api::{apply, compress, src};
+pub use engine::{Engine, Options, Report};
+pub use error::{Error, Result};
+pub use graph::SweepGraph;
+pub use tensor::{Tensor, C64};
+pub use train::{Kind, Layer, Stack, Train};

@@ -1,0 +1,61 @@
+//! Norms and distances of trains by a QR sweep (resolves relative distances near 1e-15).
+
+use super::difference::difference;
+use super::matrix::{product, thin_qr, view};
+use crate::error::{Error, Result};
+use crate::tensor::{Tensor, C64};
+use crate::train::Train;
+
+/// The 2-norm of a train, from a left-to-right QR sweep.
+pub fn norm(train: &Train) -> f64 {
+    sweep_norm(train.cores())
+}
+
+/// `‖a − b‖ / ‖b‖`, the relative distance of `a` from the reference `b`.
+pub fn distance(a: &Train, b: &Train) -> Result<f64> {
+    if a.kind() != b.kind() || a.len() != b.len() {
+        return Err(Error::Shape(format!(
+            "cannot compare a {}-site {} with a {}-site {}",
+            a.len(),
+            a.kind().name(),
+            b.len(),
+            b.kind().name()
+        )));
+    }
+    for site in 0..a.len() {
+        let (pa, pb) = (&a.core(site).shape()[2..], &b.core(site).shape()[2..]);
+        if pa != pb {
+            return Err(Error::Shape(format!(
+                "site {site}: physical legs {pa:?} and {pb:?} differ"
+            )));
+        }
+    }
+    let diff = sweep_norm(&difference(a.cores(), b.cores()));
+    let reference = norm(b);
+    Ok(if reference > 0.0 {
+        diff / reference
+    } else {
+        diff
+    })
+}
+
+/// Norm of a train given by its `[l, r, u, d]` cores.
+fn sweep_norm(cores: &[Tensor]) -> f64 {
+    let mut carry = vec![C64::new(1.0, 0.0)];
+    let mut carry_rows = 1;
+    for (site, core) in cores.iter().enumerate() {
+        let [l, r, u, d] = <[usize; 4]>::try_from(core.shape()).expect("rank 4");
+        let moved = core.permute(&[0, 2, 3, 1]);
+        let merged = product(
+            view(&carry, carry_rows, l),
+            view(moved.data(), l, u * d * r),
+        );
+        if site + 1 == cores.len() {
+            return merged.iter().map(|z| z.norm_sqr()).sum::<f64>().sqrt();
+        }
+        let (_, rf, k) = thin_qr(&merged, carry_rows * u * d, r);
+        carry = rf;
+        carry_rows = k;
+    }
+    0.0
+}

@@ -1,0 +1,84 @@
+//! `RunLog`: when every task ran, for reports and traces.
+
+use crate::graph::{Lane, Op, Task};
+use petgraph::stable_graph::NodeIndex;
+use std::time::Instant;
+
+/// One finished task.
+#[derive(Clone, Debug)]
+pub struct TaskEvent {
+    /// The graph node.
+    pub node: NodeIndex,
+    /// What it did.
+    pub op: Op,
+    /// Its lane.
+    pub lane: Lane,
+    /// Its site.
+    pub site: usize,
+    /// Seconds from the start of the run to the start of the task.
+    pub start: f64,
+    /// Seconds from the start of the run to the end of the task.
+    pub end: f64,
+    /// Real flops it did.
+    pub flops: f64,
+}
+
+/// The finished tasks of one run, in completion order.
+#[derive(Clone, Debug)]
+pub struct RunLog {
+    origin: Instant,
+    /// Every finished task.
+    pub events: Vec<TaskEvent>,
+}
+
+impl Default for RunLog {
+    fn default() -> Self {
+        RunLog::new()
+    }
+}
+
+impl RunLog {
+    /// An empty log whose clock starts now.
+    pub fn new() -> Self {
+        RunLog {
+            origin: Instant::now(),
+            events: Vec::new(),
+        }
+    }
+
+    /// Records that `task` ran from `start` to `end`.
+    pub fn record(&mut self, node: NodeIndex, task: &Task, start: Instant, end: Instant) {
+        let secs = |t: Instant| t.saturating_duration_since(self.origin).as_secs_f64();
+        self.events.push(TaskEvent {
+            node,
+            op: task.op,
+            lane: task.lane,
+            site: task.site,
+            start: secs(start),
+            end: secs(end),
+            flops: task.flops,
+        });
+    }
+
+    /// Seconds from the first start to the last end of the events that `pick` selects.
+    pub fn span(&self, pick: impl Fn(&TaskEvent) -> bool) -> f64 {
+        let picked = self.events.iter().filter(|e| pick(e));
+        let (start, end) = picked.fold((f64::INFINITY, 0.0_f64), |(s, e), ev| {
+            (s.min(ev.start), e.max(ev.end))
+        });
+        if start.is_finite() {
+            end - start
+        } else {
+            0.0
+        }
+    }
+
+    /// Seconds the events that `pick` selects were running (summed).
+    pub fn busy(&self, pick: impl Fn(&TaskEvent) -> bool) -> f64 {
+        self.events
+            .iter()
+            .filter(|e| pick(e))
+            .map(|e| e.end - e.start)
+            .sum()
+    }
+}

@@ -1,0 +1,18 @@
+//! `Meter`: counts the floating-point work and peak memory of a kernel.
+
+/// Work and memory counted while a kernel runs (or is dry-run on shapes).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Meter {
+    /// Real floating-point operations (a complex multiply-add counts 8).
+    pub flops: f64,
+    /// Largest number of bytes alive at once inside the kernel, inputs included.
+    pub peak_bytes: u64,
+}
+
+impl Meter {
+    /// Records one step that does `flops` of work with `bytes` alive.
+    pub fn record(&mut self, flops: f64, bytes: u64) {
+        self.flops += flops;
+        self.peak_bytes = self.peak_bytes.max(bytes);
+    }
+}

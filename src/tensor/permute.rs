@@ -1,0 +1,99 @@
+//! Axis permutation of a dense tensor (a strided copy, parallel over rows).
+
+use super::plan::is_identity;
+use super::Tensor;
+use rayon::prelude::*;
+
+/// Rows of the output copied by one rayon task.
+const ROWS_PER_TASK: usize = 1024;
+
+impl Tensor {
+    /// A copy with axes reordered: axis `i` of the result is axis `perm[i]` of `self`.
+    pub fn permute(&self, perm: &[usize]) -> Tensor {
+        debug_assert_eq!(perm.len(), self.shape().len());
+        if is_identity(perm) {
+            return self.clone();
+        }
+        let shape = self.shape();
+        let out_shape: Vec<usize> = perm.iter().map(|&p| shape[p]).collect();
+        let strides = row_major_strides(shape);
+        let src_strides: Vec<usize> = perm.iter().map(|&p| strides[p]).collect();
+        let inner = *out_shape.last().unwrap_or(&1);
+        let inner_stride = *src_strides.last().unwrap_or(&1);
+        let outer_shape = &out_shape[..out_shape.len().saturating_sub(1)];
+        let outer_strides = &src_strides[..src_strides.len().saturating_sub(1)];
+        let src = self.data();
+        let mut out = Tensor::zeros(out_shape.clone());
+        if inner == 0 {
+            return out;
+        }
+        out.data_mut()
+            .par_chunks_mut(inner * ROWS_PER_TASK)
+            .enumerate()
+            .for_each(|(task, chunk)| {
+                let mut index = unravel(task * ROWS_PER_TASK, outer_shape);
+                let mut offset: usize = index.iter().zip(outer_strides).map(|(i, s)| i * s).sum();
+                for row in chunk.chunks_mut(inner) {
+                    for (x, value) in row.iter_mut().enumerate() {
+                        *value = src[offset + x * inner_stride];
+                    }
+                    offset = advance(&mut index, outer_shape, outer_strides, offset);
+                }
+            });
+        out
+    }
+}
+
+/// Row-major strides (in elements) of an array of `shape`.
+pub(crate) fn row_major_strides(shape: &[usize]) -> Vec<usize> {
+    let mut strides = vec![1; shape.len()];
+    for i in (0..shape.len().saturating_sub(1)).rev() {
+        strides[i] = strides[i + 1] * shape[i + 1];
+    }
+    strides
+}
+
+/// Multi-index of the `flat`-th element of an array of `shape` (row-major).
+fn unravel(mut flat: usize, shape: &[usize]) -> Vec<usize> {
+    let mut index = vec![0; shape.len()];
+    for i in (0..shape.len()).rev() {
+        index[i] = flat % shape[i];
+        flat /= shape[i];
+    }
+    index
+}
+
+/// Steps `index` to the next row (odometer order) and returns the new source offset.
+fn advance(index: &mut [usize], shape: &[usize], strides: &[usize], mut offset: usize) -> usize {
+    for i in (0..index.len()).rev() {
+        index[i] += 1;
+        offset += strides[i];
+        if index[i] < shape[i] {
+            return offset;
+        }
+        offset -= strides[i] * index[i];
+        index[i] = 0;
+    }
+    offset
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tensor::C64;
+
+    #[test]
+    fn permute_moves_every_element_to_its_transposed_place() {
+        let data = (0..24).map(|x| C64::new(x as f64, 0.0)).collect();
+        let t = Tensor::new(vec![2, 3, 4], data).unwrap();
+        let p = t.permute(&[2, 0, 1]);
+        assert_eq!(p.shape(), &[4, 2, 3]);
+        for i in 0..2 {
+            for j in 0..3 {
+                for k in 0..4 {
+                    assert_eq!(p.data()[k * 6 + i * 3 + j], t.data()[i * 12 + j * 4 + k]);
+                }
+            }
+        }
+    }
+}

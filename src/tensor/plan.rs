@@ -1,0 +1,111 @@
+//! `ContractionPlan`: how two labelled arrays are contracted as one batched GEMM.
+
+use super::Leg;
+
+/// Axis permutations and GEMM sizes for contracting two labelled arrays.
+///
+/// Legs present in both and named in `batch` stay as batch axes; the other shared legs are
+/// summed. The result's legs are `batch ++ free(a) ++ free(b)`.
+pub(crate) struct ContractionPlan {
+    /// Axis order of `a` as fed to the GEMM: batch, free, summed.
+    pub perm_a: Vec<usize>,
+    /// Axis order of `b` as fed to the GEMM: batch, summed, free.
+    pub perm_b: Vec<usize>,
+    /// Legs of the result.
+    pub legs: Vec<Leg>,
+    /// Dimensions of the result.
+    pub dims: Vec<usize>,
+    /// Number of independent GEMMs.
+    pub batch: usize,
+    /// GEMM rows (free part of `a`).
+    pub m: usize,
+    /// GEMM columns (free part of `b`).
+    pub n: usize,
+    /// GEMM depth (summed part).
+    pub k: usize,
+}
+
+impl ContractionPlan {
+    /// Plans `a · b` summing over the shared legs that are not in `batch`.
+    pub fn new(
+        legs_a: &[Leg],
+        dims_a: &[usize],
+        legs_b: &[Leg],
+        dims_b: &[usize],
+        batch: &[Leg],
+    ) -> Self {
+        let pos = |legs: &[Leg], leg: Leg| legs.iter().position(|&l| l == leg);
+        let batch_a: Vec<usize> = batch
+            .iter()
+            .map(|&l| pos(legs_a, l).expect("batch leg in a"))
+            .collect();
+        let batch_b: Vec<usize> = batch
+            .iter()
+            .map(|&l| pos(legs_b, l).expect("batch leg in b"))
+            .collect();
+        let mut sum_a = Vec::new();
+        let mut sum_b = Vec::new();
+        let mut free_a = Vec::new();
+        for (i, &leg) in legs_a.iter().enumerate() {
+            if batch.contains(&leg) {
+                continue;
+            }
+            match pos(legs_b, leg) {
+                Some(j) => {
+                    debug_assert_eq!(dims_a[i], dims_b[j], "leg {leg:?} sizes differ");
+                    sum_a.push(i);
+                    sum_b.push(j);
+                }
+                None => free_a.push(i),
+            }
+        }
+        let free_b: Vec<usize> = (0..legs_b.len())
+            .filter(|&j| !batch.contains(&legs_b[j]) && pos(legs_a, legs_b[j]).is_none())
+            .collect();
+        let size =
+            |dims: &[usize], axes: &[usize]| axes.iter().map(|&i| dims[i]).product::<usize>();
+        let legs = batch_a
+            .iter()
+            .chain(&free_a)
+            .map(|&i| legs_a[i])
+            .chain(free_b.iter().map(|&j| legs_b[j]))
+            .collect();
+        let dims = batch_a
+            .iter()
+            .chain(&free_a)
+            .map(|&i| dims_a[i])
+            .chain(free_b.iter().map(|&j| dims_b[j]))
+            .collect();
+        ContractionPlan {
+            batch: size(dims_a, &batch_a),
+            m: size(dims_a, &free_a),
+            n: size(dims_b, &free_b),
+            k: size(dims_a, &sum_a),
+            perm_a: [batch_a, free_a, sum_a].concat(),
+            perm_b: [batch_b, sum_b, free_b].concat(),
+            legs,
+            dims,
+        }
+    }
+
+    /// Real flops of the contraction (8 per complex multiply-add).
+    pub fn flops(&self) -> f64 {
+        8.0 * self.batch as f64 * self.m as f64 * self.n as f64 * self.k as f64
+    }
+
+    /// Bytes alive at the peak: both inputs, their permuted copies where needed, and the result.
+    pub fn peak_bytes(&self, len_a: usize, len_b: usize) -> u64 {
+        let copies = |perm: &[usize], len: usize| if is_identity(perm) { 0 } else { len };
+        let elements = len_a
+            + len_b
+            + copies(&self.perm_a, len_a)
+            + copies(&self.perm_b, len_b)
+            + self.batch * self.m * self.n;
+        (elements * std::mem::size_of::<super::C64>()) as u64
+    }
+}
+
+/// True when `perm` leaves every axis in place.
+pub(crate) fn is_identity(perm: &[usize]) -> bool {
+    perm.iter().enumerate().all(|(i, &p)| i == p)
+}

@@ -1,0 +1,195 @@
+//! `Stack`: trains multiplied together, and its data-free twin `StackShape`.
+
+use super::{Kind, Train};
+use crate::error::{Error, Result};
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+
+/// One named train of a stack.
+#[derive(Clone, Debug)]
+pub struct Layer {
+    /// Name of the layer (a folder name in a problem directory).
+    pub name: String,
+    /// The train.
+    pub train: Train,
+}
+
+/// Trains in mathematical order: the product `layers[0] · layers[1] · … · layers[k-1]`.
+///
+/// All layers but the last are MPOs; the last is an MPS (a ket stack, whose product is an MPS)
+/// or an MPO (an operator stack, whose product is an MPO).
+#[derive(Clone, Debug)]
+pub struct Stack {
+    layers: Vec<Layer>,
+}
+
+/// The shape of one layer: its kind and the `[l, r, u, d]` shape of each core.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LayerShape {
+    /// Name of the layer.
+    pub name: String,
+    /// MPS or MPO.
+    pub kind: Kind,
+    /// `[left, right, up, down]` of every core.
+    pub cores: Vec<[usize; 4]>,
+}
+
+/// The shapes of a stack, enough to build and plan the sweep graph without reading data.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StackShape {
+    /// Layers in mathematical order.
+    pub layers: Vec<LayerShape>,
+}
+
+/// Names a site for an error message: layer, site and, when known, its file.
+pub fn site_name(origin: Option<&Path>, layer: &str, site: usize) -> String {
+    match origin {
+        Some(dir) => format!(
+            "layer '{layer}', site {site} ({})",
+            core_path(dir, layer, site).display()
+        ),
+        None => format!("layer '{layer}', site {site}"),
+    }
+}
+
+/// The file holding one core in a problem directory: `<dir>/<layer>/<site:05>.npy`.
+pub fn core_path(dir: &Path, layer: &str, site: usize) -> PathBuf {
+    dir.join(layer).join(format!("{site:05}.npy"))
+}
+
+impl LayerShape {
+    /// Checks boundary bonds and that neighbouring cores share their bond.
+    pub fn check(&self, origin: Option<&Path>) -> Result<()> {
+        let n = self.cores.len();
+        if n < 2 {
+            return Err(Error::Shape(format!(
+                "layer '{}' has {n} site(s); srcflow needs at least 2 (a single site has nothing to compress)",
+                self.name
+            )));
+        }
+        let at = |site| site_name(origin, &self.name, site);
+        for (site, &[l, r, u, d]) in self.cores.iter().enumerate() {
+            if site == 0 && l != 1 || site == n - 1 && r != 1 {
+                return Err(Error::Shape(format!(
+                    "{}: open boundary needs an outer bond of 1",
+                    at(site)
+                )));
+            }
+            if self.kind == Kind::Mps && d != 1 {
+                return Err(Error::Shape(format!(
+                    "{}: an MPS core has no down leg",
+                    at(site)
+                )));
+            }
+            if [l, r, u, d].contains(&0) {
+                return Err(Error::Shape(format!(
+                    "{}: core has a zero-sized axis {:?}",
+                    at(site),
+                    [l, r, u, d]
+                )));
+            }
+        }
+        for site in 1..n {
+            let (left, right) = (self.cores[site - 1][1], self.cores[site][0]);
+            if left != right {
+                return Err(Error::Shape(format!(
+                    "{}: left bond {right} does not match the right bond {left} of site {}",
+                    at(site),
+                    site - 1
+                )));
+            }
+        }
+        Ok(())
+    }
+}
+
+impl StackShape {
+    /// Checks every layer, the site counts, the layer kinds and the physical joins.
+    pub fn check(&self, origin: Option<&Path>) -> Result<()> {
+        let Some(first) = self.layers.first() else {
+            return Err(Error::Shape("a stack needs at least one layer".into()));
+        };
+        for layer in &self.layers {
+            layer.check(origin)?;
+            if layer.cores.len() != first.cores.len() {
+                return Err(Error::Shape(format!(
+                    "layer '{}' has {} sites but layer '{}' has {}",
+                    layer.name,
+                    layer.cores.len(),
+                    first.name,
+                    first.cores.len()
+                )));
+            }
+        }
+        let k = self.layers.len();
+        if let Some(mps) = self.layers[..k - 1].iter().find(|l| l.kind == Kind::Mps) {
+            return Err(Error::Shape(format!(
+                "layer '{}' is an MPS but is not the last layer; only the last layer (acting first) may be an MPS",
+                mps.name
+            )));
+        }
+        for pair in self.layers.windows(2) {
+            let (upper, lower) = (&pair[0], &pair[1]);
+            for (site, (a, b)) in upper.cores.iter().zip(&lower.cores).enumerate() {
+                if a[3] != b[2] {
+                    return Err(Error::Shape(format!(
+                        "{}: down leg {} does not match the up leg {} of {}",
+                        site_name(origin, &upper.name, site),
+                        a[3],
+                        b[2],
+                        site_name(origin, &lower.name, site)
+                    )));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Number of sites.
+    pub fn sites(&self) -> usize {
+        self.layers[0].cores.len()
+    }
+
+    /// The kind of the product: an MPS for a ket stack, an MPO otherwise.
+    pub fn output_kind(&self) -> Kind {
+        self.layers.last().expect("non-empty").kind
+    }
+
+    /// `(up, down)` physical sizes of the product at `site`.
+    pub fn output_phys(&self, site: usize) -> (usize, usize) {
+        let up = self.layers[0].cores[site][2];
+        let down = self.layers.last().expect("non-empty").cores[site][3];
+        (up, down)
+    }
+
+    /// The `[l, r, u, d]` shapes of every layer at `site`, top layer first.
+    pub fn site(&self, site: usize) -> Vec<[usize; 4]> {
+        self.layers.iter().map(|l| l.cores[site]).collect()
+    }
+
+    /// Product over layers of the bond right of `site` (the exact product's bond).
+    pub fn exact_bond(&self, site: usize) -> usize {
+        self.layers.iter().map(|l| l.cores[site][1]).product()
+    }
+}
+
+impl Stack {
+    /// Builds a stack, checking that the layers fit together.
+    pub fn new(layers: Vec<Layer>) -> Result<Self> {
+        let stack = Stack { layers };
+        stack.shape().check(None)?;
+        Ok(stack)
+    }
+
+    /// The layers in mathematical order.
+    pub fn layers(&self) -> &[Layer] {
+        &self.layers
+    }
+
+    /// Shapes only, for building and planning the graph.
+    pub fn shape(&self) -> StackShape {
+        StackShape {
+            layers: self.layers.iter().map(|l| l.train.shape(&l.name)).collect(),
+        }
+    }
+}
