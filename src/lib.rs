@@ -8,6 +8,7 @@ pub mod backend;
 pub mod engine;
 pub mod error;
 pub mod graph;
+pub mod io;
 pub mod kernels;
 pub mod ops;
 pub mod sched;

@@ -1,7 +1,7 @@
 //! Axis permutation of a dense tensor (a strided copy, parallel over rows).
 
 use super::plan::is_identity;
-use super::Tensor;
+use super::{Tensor, C64};
 use rayon::prelude::*;
 
 /// Rows of the output copied by one rayon task.
@@ -11,37 +11,76 @@ impl Tensor {
     /// A copy with axes reordered: axis `i` of the result is axis `perm[i]` of `self`.
     pub fn permute(&self, perm: &[usize]) -> Tensor {
         debug_assert_eq!(perm.len(), self.shape().len());
-        if is_identity(perm) {
-            return self.clone();
+        let out_shape: Vec<usize> = perm.iter().map(|&p| self.shape()[p]).collect();
+        let (shape, perm) = simplify(self.shape(), perm);
+        if is_identity(&perm) {
+            return self.clone().reshape(out_shape);
         }
-        let shape = self.shape();
-        let out_shape: Vec<usize> = perm.iter().map(|&p| shape[p]).collect();
-        let strides = row_major_strides(shape);
-        let src_strides: Vec<usize> = perm.iter().map(|&p| strides[p]).collect();
-        let inner = *out_shape.last().unwrap_or(&1);
-        let inner_stride = *src_strides.last().unwrap_or(&1);
-        let outer_shape = &out_shape[..out_shape.len().saturating_sub(1)];
-        let outer_strides = &src_strides[..src_strides.len().saturating_sub(1)];
-        let src = self.data();
-        let mut out = Tensor::zeros(out_shape.clone());
-        if inner == 0 {
-            return out;
-        }
-        out.data_mut()
-            .par_chunks_mut(inner * ROWS_PER_TASK)
-            .enumerate()
-            .for_each(|(task, chunk)| {
-                let mut index = unravel(task * ROWS_PER_TASK, outer_shape);
-                let mut offset: usize = index.iter().zip(outer_strides).map(|(i, s)| i * s).sum();
-                for row in chunk.chunks_mut(inner) {
-                    for (x, value) in row.iter_mut().enumerate() {
-                        *value = src[offset + x * inner_stride];
-                    }
-                    offset = advance(&mut index, outer_shape, outer_strides, offset);
-                }
-            });
-        out
+        let data = permuted_data(self.data(), &shape, &perm);
+        Tensor::new(out_shape, data).expect("same number of elements")
     }
+}
+
+/// The same permutation with unit axes dropped and axes that stay neighbours merged.
+fn simplify(shape: &[usize], perm: &[usize]) -> (Vec<usize>, Vec<usize>) {
+    let kept: Vec<usize> = perm.iter().copied().filter(|&p| shape[p] != 1).collect();
+    // groups of output-consecutive axes that are also input-consecutive
+    let mut groups: Vec<Vec<usize>> = Vec::new();
+    for &p in &kept {
+        match groups.last_mut() {
+            Some(g)
+                if *g.last().unwrap() + 1 == p
+                    || next_kept(shape, *g.last().unwrap()) == Some(p) =>
+            {
+                g.push(p)
+            }
+            _ => groups.push(vec![p]),
+        }
+    }
+    let mut by_input: Vec<usize> = (0..groups.len()).collect();
+    by_input.sort_by_key(|&g| groups[g][0]);
+    let new_shape = by_input
+        .iter()
+        .map(|&g| groups[g].iter().map(|&p| shape[p]).product())
+        .collect();
+    let mut new_perm = vec![0; groups.len()];
+    for (position, &g) in by_input.iter().enumerate() {
+        new_perm[g] = position;
+    }
+    (new_shape, new_perm)
+}
+
+/// The next input axis after `axis` whose size is not 1.
+fn next_kept(shape: &[usize], axis: usize) -> Option<usize> {
+    (axis + 1..shape.len()).find(|&a| shape[a] != 1)
+}
+
+/// Elements of a row-major array of `shape` in the order of axes `perm`.
+fn permuted_data(src: &[C64], shape: &[usize], perm: &[usize]) -> Vec<C64> {
+    let out_shape: Vec<usize> = perm.iter().map(|&p| shape[p]).collect();
+    let strides = row_major_strides(shape);
+    let src_strides: Vec<usize> = perm.iter().map(|&p| strides[p]).collect();
+    let inner = *out_shape.last().unwrap_or(&1);
+    let inner_stride = *src_strides.last().unwrap_or(&1);
+    let outer_shape = &out_shape[..out_shape.len().saturating_sub(1)];
+    let outer_strides = &src_strides[..src_strides.len().saturating_sub(1)];
+    let mut out: Vec<C64> = Vec::with_capacity(src.len());
+    out.spare_capacity_mut()[..src.len()]
+        .par_chunks_mut(inner * ROWS_PER_TASK)
+        .enumerate()
+        .for_each(|(task, chunk)| {
+            let mut index = unravel(task * ROWS_PER_TASK, outer_shape);
+            let mut offset: usize = index.iter().zip(outer_strides).map(|(i, s)| i * s).sum();
+            for row in chunk.chunks_mut(inner) {
+                for (x, value) in row.iter_mut().enumerate() {
+                    value.write(src[offset + x * inner_stride]);
+                }
+                offset = advance(&mut index, outer_shape, outer_strides, offset);
+            }
+        });
+    // SAFETY: the chunks above cover all `src.len()` slots and every slot was written.
+    unsafe { out.set_len(src.len()) };
+    out
 }
 
 /// Row-major strides (in elements) of an array of `shape`.
@@ -80,7 +119,6 @@ fn advance(index: &mut [usize], shape: &[usize], strides: &[usize], mut offset: 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::tensor::C64;
 
     #[test]
     fn permute_moves_every_element_to_its_transposed_place() {
@@ -88,6 +126,15 @@ mod tests {
         let t = Tensor::new(vec![2, 3, 4], data).unwrap();
         let p = t.permute(&[2, 0, 1]);
         assert_eq!(p.shape(), &[4, 2, 3]);
+        let q = Tensor::new(vec![2, 1, 3, 4], t.data().to_vec())
+            .unwrap()
+            .permute(&[1, 2, 3, 0]);
+        assert_eq!(q.shape(), &[1, 3, 4, 2]);
+        for i in 0..2 {
+            for jk in 0..12 {
+                assert_eq!(q.data()[jk * 2 + i], t.data()[i * 12 + jk]);
+            }
+        }
         for i in 0..2 {
             for j in 0..3 {
                 for k in 0..4 {

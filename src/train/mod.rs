@@ -1,11 +1,11 @@
 //! Tensor trains (MPS and MPO) and stacks of them.
 
 mod kind;
-mod layout;
+pub mod layout;
 mod stack;
 
 pub use kind::Kind;
-pub use stack::{Layer, LayerShape, Stack, StackShape};
+pub use stack::{core_path, site_name, Layer, LayerShape, Stack, StackShape};
 
 use crate::error::{Error, Result};
 use crate::tensor::Tensor;

@@ -1,0 +1,51 @@
+//! Command-line parsing (clap) and dispatch to one module per subcommand.
+
+mod default_run;
+mod distance;
+mod gen;
+mod graph;
+mod run;
+
+use clap::{Parser, Subcommand};
+use std::process::ExitCode;
+
+/// Compressed MPO·MPS / MPO·MPO products with Successive Randomized Compression, as a dataflow graph.
+///
+/// With no subcommand, runs a built-in problem end to end and prints a report.
+#[derive(Parser)]
+#[command(name = "srcflow", version, about)]
+struct Cli {
+    #[command(subcommand)]
+    command: Option<Command>,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Compute the compressed product of a problem directory.
+    Run(run::RunArgs),
+    /// Write a built-in problem as a problem directory.
+    Gen(gen::GenArgs),
+    /// Relative distance ‖A − B‖ / ‖B‖ of two problem directories (QR sweep).
+    Distance(distance::DistanceArgs),
+    /// Print the sweep graph of a problem (DOT or JSON) without running it.
+    Graph(graph::GraphArgs),
+}
+
+/// Parses the command line, runs it, and turns errors into a message and exit code 1.
+pub fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let outcome = match cli.command {
+        None => default_run::run(),
+        Some(Command::Run(args)) => run::run(args),
+        Some(Command::Gen(args)) => gen::run(args),
+        Some(Command::Distance(args)) => distance::run(args),
+        Some(Command::Graph(args)) => graph::run(args),
+    };
+    match outcome {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("srcflow: error: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}

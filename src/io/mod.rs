@@ -1,0 +1,42 @@
+//! Files: `.npy` cores, `manifest.json`, problem directories in and out.
+
+mod manifest;
+pub mod npy;
+mod output;
+mod problem;
+mod staging;
+
+pub use manifest::{LayerEntry, Manifest, FORMAT};
+pub use output::OutputDir;
+pub use problem::ProblemDir;
+pub use staging::StagingDir;
+
+use crate::error::Result;
+use crate::train::{core_path, Stack};
+use std::path::Path;
+
+/// Writes `stack` as a problem directory at `dir` (which must not exist), atomically.
+pub fn write_stack(dir: &Path, stack: &Stack) -> Result<()> {
+    let staging = StagingDir::create(dir)?;
+    let layers = stack
+        .layers()
+        .iter()
+        .map(|l| LayerEntry {
+            name: l.name.clone(),
+            kind: l.train.kind(),
+        })
+        .collect();
+    Manifest {
+        format: FORMAT.into(),
+        layers,
+    }
+    .write(staging.path())?;
+    for layer in stack.layers() {
+        let folder = staging.path().join(&layer.name);
+        std::fs::create_dir(&folder).map_err(|e| crate::Error::io(&folder, e))?;
+        for (site, core) in layer.train.to_quimb().iter().enumerate() {
+            npy::write(&core_path(staging.path(), &layer.name, site), core)?;
+        }
+    }
+    staging.commit()
+}

@@ -1,0 +1,137 @@
+//! Reading and writing single cores as NumPy `.npy` files.
+//!
+//! Reads float32/float64/complex64/complex128 (either byte order, C or Fortran order) and
+//! returns complex128; writes complex128 in C order. A header's claimed size is checked
+//! against the file's real size before any allocation.
+
+use crate::error::{Error, Result};
+use crate::tensor::{Tensor, C64};
+use npyz::{DType, NpyFile, Order, TypeChar, WriterBuilder};
+use num_complex::Complex32;
+use std::io::BufWriter;
+use std::path::Path;
+
+/// What a `.npy` header says: shape, element type and order.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Header {
+    /// Dimensions.
+    pub shape: Vec<usize>,
+    /// NumPy type string, e.g. `<c16`.
+    pub dtype: String,
+    /// True for Fortran (column-major) order.
+    pub fortran: bool,
+}
+
+/// The header of the `.npy` file at `path`; the message says what is wrong.
+pub fn read_header(path: &Path) -> std::result::Result<Header, String> {
+    let file = std::fs::File::open(path).map_err(|e| e.to_string())?;
+    let npy = NpyFile::new(std::io::BufReader::new(file))
+        .map_err(|e| format!("not a valid .npy file: {e}"))?;
+    header_of(&npy)
+}
+
+/// Shape, type and order of an opened file, refusing types srcflow cannot read.
+fn header_of<R: std::io::Read>(npy: &NpyFile<R>) -> std::result::Result<Header, String> {
+    let DType::Plain(ts) = npy.dtype() else {
+        return Err("structured arrays are not supported; expected float64 or complex128".into());
+    };
+    let supported = matches!(
+        (ts.type_char(), ts.size_field()),
+        (TypeChar::Float, 4 | 8) | (TypeChar::Complex, 8 | 16)
+    );
+    if !supported {
+        return Err(format!(
+            "unsupported dtype '{ts}'; expected float32/64 or complex64/128"
+        ));
+    }
+    let shape = npy
+        .shape()
+        .iter()
+        .map(|&d| usize::try_from(d).map_err(|_| format!("dimension {d} too large")))
+        .collect::<std::result::Result<_, _>>()?;
+    Ok(Header {
+        shape,
+        dtype: ts.to_string(),
+        fortran: npy.order() == Order::Fortran,
+    })
+}
+
+/// Bytes per element of a supported type string (`<c16` → 16).
+fn item_size(dtype: &str) -> usize {
+    dtype[2..].parse().expect("checked type string")
+}
+
+/// Reads the array at `path` as complex128 in C order; the message says what is wrong.
+pub fn read(path: &Path) -> std::result::Result<Tensor, String> {
+    let bytes = std::fs::read(path).map_err(|e| e.to_string())?;
+    let npy = NpyFile::new(&bytes[..]).map_err(|e| format!("not a valid .npy file: {e}"))?;
+    let header = header_of(&npy)?;
+    let npy_header = npy.header().clone();
+    let payload = npy.into_inner();
+    let count = header
+        .shape
+        .iter()
+        .try_fold(1usize, |acc, &d| acc.checked_mul(d))
+        .ok_or("shape overflows")?;
+    let expected = count
+        .checked_mul(item_size(&header.dtype))
+        .ok_or("shape overflows")?;
+    if payload.len() != expected {
+        return Err(format!(
+            "{} data: shape {:?} of {} needs {expected} bytes, found {}",
+            if payload.len() < expected {
+                "truncated"
+            } else {
+                "corrupt"
+            },
+            header.shape,
+            header.dtype,
+            payload.len()
+        ));
+    }
+    let npy = NpyFile::with_header(npy_header, payload);
+    let decode = |e: std::io::Error| format!("cannot decode data: {e}");
+    let data: Vec<C64> = match (header.dtype.as_bytes()[1], item_size(&header.dtype)) {
+        (b'c', 16) => npy.into_vec::<C64>().map_err(decode)?,
+        (b'c', _) => npy
+            .into_vec::<Complex32>()
+            .map_err(decode)?
+            .into_iter()
+            .map(|z| C64::new(z.re.into(), z.im.into()))
+            .collect(),
+        (_, 8) => npy
+            .into_vec::<f64>()
+            .map_err(decode)?
+            .into_iter()
+            .map(|x| C64::new(x, 0.0))
+            .collect(),
+        _ => npy
+            .into_vec::<f32>()
+            .map_err(decode)?
+            .into_iter()
+            .map(|x| C64::new(x.into(), 0.0))
+            .collect(),
+    };
+    if !header.fortran {
+        return Tensor::new(header.shape, data).map_err(|e| e.to_string());
+    }
+    let reversed: Vec<usize> = header.shape.iter().rev().copied().collect();
+    let rank = reversed.len();
+    let t = Tensor::new(reversed, data).map_err(|e| e.to_string())?;
+    Ok(t.permute(&(0..rank).rev().collect::<Vec<_>>()))
+}
+
+/// Writes `tensor` as a complex128 C-order `.npy` file.
+pub fn write(path: &Path, tensor: &Tensor) -> Result<()> {
+    let io = |e| Error::io(path, e);
+    let file = std::fs::File::create(path).map_err(io)?;
+    let shape: Vec<u64> = tensor.shape().iter().map(|&d| d as u64).collect();
+    let mut writer = npyz::WriteOptions::<C64>::new()
+        .default_dtype()
+        .shape(&shape)
+        .writer(BufWriter::new(file))
+        .begin_nd()
+        .map_err(io)?;
+    writer.extend(tensor.data().iter().copied()).map_err(io)?;
+    writer.finish().map_err(io)
+}

@@ -1,0 +1,54 @@
+//! `OutputDir`: the output train written site by site into a staging directory.
+
+use super::{npy, LayerEntry, Manifest, StagingDir, FORMAT};
+use crate::engine::CoreSink;
+use crate::error::{Error, Result};
+use crate::tensor::Tensor;
+use crate::train::layout::shape_to_quimb;
+use crate::train::{core_path, Kind};
+use std::path::Path;
+
+/// The name of the one layer of an output directory.
+pub const OUTPUT_LAYER: &str = "out";
+
+/// An output problem directory with one layer `out`; appears at its path only when committed.
+pub struct OutputDir {
+    staging: StagingDir,
+    kind: Kind,
+    sites: usize,
+}
+
+impl OutputDir {
+    /// Prepares `path` (which must not exist) for a `sites`-site train of `kind`.
+    pub fn create(path: &Path, kind: Kind, sites: usize) -> Result<Self> {
+        let staging = StagingDir::create(path)?;
+        Manifest {
+            format: FORMAT.into(),
+            layers: vec![LayerEntry {
+                name: OUTPUT_LAYER.into(),
+                kind,
+            }],
+        }
+        .write(staging.path())?;
+        let folder = staging.path().join(OUTPUT_LAYER);
+        std::fs::create_dir(&folder).map_err(|e| Error::io(&folder, e))?;
+        Ok(OutputDir {
+            staging,
+            kind,
+            sites,
+        })
+    }
+
+    /// Moves the complete output into place.
+    pub fn commit(self) -> Result<()> {
+        self.staging.commit()
+    }
+}
+
+impl CoreSink for OutputDir {
+    fn write(&self, site: usize, core: Tensor) -> Result<()> {
+        let lrud: [usize; 4] = core.shape().try_into().expect("rank 4");
+        let quimb = core.reshape(shape_to_quimb(self.kind, site, self.sites, lrud));
+        npy::write(&core_path(self.staging.path(), OUTPUT_LAYER, site), &quimb)
+    }
+}

@@ -1,0 +1,162 @@
+//! `ProblemDir`: a problem directory, opened by its headers and read one core at a time.
+
+use super::{npy, Manifest};
+use crate::engine::CoreSource;
+use crate::error::{Error, Result};
+use crate::ops::exact_product;
+use crate::tensor::Tensor;
+use crate::train::layout::shape_from_quimb;
+use crate::train::{core_path, site_name, Layer, LayerShape, Stack, StackShape, Train};
+use std::path::{Path, PathBuf};
+
+/// A problem directory whose shapes are known (from `.npy` headers) and whose data is read lazily.
+pub struct ProblemDir {
+    dir: PathBuf,
+    shape: StackShape,
+}
+
+impl ProblemDir {
+    /// Opens `dir`: reads the manifest and every header, and checks that the layers fit.
+    pub fn open(dir: &Path) -> Result<ProblemDir> {
+        let manifest = Manifest::read(dir)?;
+        let mut layers = Vec::with_capacity(manifest.layers.len());
+        for entry in &manifest.layers {
+            let sites = count_sites(dir, &entry.name)?;
+            let cores = (0..sites)
+                .map(|site| {
+                    let path = core_path(dir, &entry.name, site);
+                    let bad = |message: String| Error::BadCore {
+                        layer: entry.name.clone(),
+                        site,
+                        path: path.clone(),
+                        message,
+                    };
+                    let header = npy::read_header(&path).map_err(bad)?;
+                    shape_from_quimb(entry.kind, site, sites, &header.shape)
+                        .map_err(|e| bad(e.to_string()))
+                })
+                .collect::<Result<_>>()?;
+            layers.push(LayerShape {
+                name: entry.name.clone(),
+                kind: entry.kind,
+                cores,
+            });
+        }
+        let shape = StackShape { layers };
+        shape.check(Some(dir))?;
+        Ok(ProblemDir {
+            dir: dir.to_path_buf(),
+            shape,
+        })
+    }
+
+    /// The shapes of the stack.
+    pub fn shape(&self) -> &StackShape {
+        &self.shape
+    }
+
+    /// Reads every core into memory.
+    pub fn load(&self) -> Result<Stack> {
+        let layers = self
+            .shape
+            .layers
+            .iter()
+            .enumerate()
+            .map(|(i, layer)| {
+                let cores = (0..layer.cores.len())
+                    .map(|site| self.read(i, site))
+                    .collect::<Result<_>>()?;
+                Ok(Layer {
+                    name: layer.name.clone(),
+                    train: Train::new(layer.kind, cores)?,
+                })
+            })
+            .collect::<Result<_>>()?;
+        Stack::new(layers)
+    }
+
+    /// The directory's one train, or the exact product of its layers.
+    pub fn load_train(&self) -> Result<Train> {
+        let stack = self.load()?;
+        match stack.layers() {
+            [only] => Ok(only.train.clone()),
+            _ => exact_product(&stack),
+        }
+    }
+}
+
+impl CoreSource for ProblemDir {
+    fn read(&self, layer: usize, site: usize) -> Result<Tensor> {
+        let entry = &self.shape.layers[layer];
+        let path = core_path(&self.dir, &entry.name, site);
+        let bad = |message: String| Error::BadCore {
+            layer: entry.name.clone(),
+            site,
+            path: path.clone(),
+            message,
+        };
+        let core = npy::read(&path).map_err(bad)?;
+        let expected = entry.cores[site];
+        let lrud = shape_from_quimb(entry.kind, site, entry.cores.len(), core.shape())
+            .map_err(|e| bad(e.to_string()))?;
+        if lrud != expected {
+            return Err(bad(format!(
+                "shape changed since the run started: expected {expected:?}, found {lrud:?}"
+            )));
+        }
+        if let Some(index) = core.first_non_finite() {
+            return Err(bad(format!(
+                "element {index} (flat, C order) is NaN or infinite"
+            )));
+        }
+        Ok(core.reshape(lrud.to_vec()))
+    }
+}
+
+/// Number of sites of a layer folder: files `00000.npy …` with no gap and nothing else.
+fn count_sites(dir: &Path, layer: &str) -> Result<usize> {
+    let folder = dir.join(layer);
+    let meta = folder
+        .symlink_metadata()
+        .map_err(|e| Error::io(&folder, e))?;
+    if !meta.is_dir() {
+        return Err(Error::Manifest {
+            path: folder.clone(),
+            message: format!(
+                "layer '{layer}' must be a real directory (not a file or a symbolic link)"
+            ),
+        });
+    }
+    let mut sites = Vec::new();
+    for entry in std::fs::read_dir(&folder).map_err(|e| Error::io(&folder, e))? {
+        let entry = entry.map_err(|e| Error::io(&folder, e))?;
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let index = name
+            .strip_suffix(".npy")
+            .filter(|s| s.len() == 5)
+            .and_then(|s| s.parse::<usize>().ok());
+        match index {
+            Some(i) => sites.push(i),
+            None => {
+                return Err(Error::Manifest {
+                    path: entry.path(),
+                    message: format!(
+                        "unexpected file in layer '{layer}'; expected only <site:05>.npy files"
+                    ),
+                })
+            }
+        }
+    }
+    sites.sort_unstable();
+    if let Some(missing) = (0..sites.len()).find(|&i| sites[i] != i) {
+        return Err(Error::Manifest {
+            path: core_path(dir, layer, missing),
+            message: format!(
+                "{} is missing (found sites up to {})",
+                site_name(None, layer, missing),
+                sites.last().unwrap()
+            ),
+        });
+    }
+    Ok(sites.len())
+}

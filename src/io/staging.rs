@@ -1,0 +1,75 @@
+//! `StagingDir`: a hidden sibling directory renamed into place only when complete.
+
+use crate::error::{Error, Result};
+use std::path::{Path, PathBuf};
+
+/// A directory built under a temporary name next to its destination; removed unless committed.
+pub struct StagingDir {
+    staging: PathBuf,
+    destination: PathBuf,
+    committed: bool,
+}
+
+impl StagingDir {
+    /// Starts building `destination`, which must not exist yet.
+    pub fn create(destination: &Path) -> Result<Self> {
+        refuse_existing(destination)?;
+        let name = destination.file_name().ok_or_else(|| {
+            Error::Invalid(format!(
+                "output path {} has no file name",
+                destination.display()
+            ))
+        })?;
+        let parent = destination
+            .parent()
+            .filter(|p| !p.as_os_str().is_empty())
+            .unwrap_or(Path::new("."));
+        let staging = parent.join(format!(
+            ".{}.srcflow-tmp-{}",
+            name.to_string_lossy(),
+            std::process::id()
+        ));
+        if staging.exists() {
+            std::fs::remove_dir_all(&staging).map_err(|e| Error::io(&staging, e))?;
+        }
+        std::fs::create_dir(&staging).map_err(|e| Error::io(&staging, e))?;
+        Ok(StagingDir {
+            staging,
+            destination: destination.to_path_buf(),
+            committed: false,
+        })
+    }
+
+    /// Where to write the contents.
+    pub fn path(&self) -> &Path {
+        &self.staging
+    }
+
+    /// Renames the finished directory to its destination.
+    pub fn commit(mut self) -> Result<()> {
+        refuse_existing(&self.destination)?;
+        std::fs::rename(&self.staging, &self.destination)
+            .map_err(|e| Error::io(&self.destination, e))?;
+        self.committed = true;
+        Ok(())
+    }
+}
+
+impl Drop for StagingDir {
+    fn drop(&mut self) {
+        if !self.committed {
+            let _ = std::fs::remove_dir_all(&self.staging);
+        }
+    }
+}
+
+/// Fails when `path` exists (file, directory or link), so no result is ever overwritten.
+fn refuse_existing(path: &Path) -> Result<()> {
+    if path.symlink_metadata().is_ok() {
+        return Err(Error::Invalid(format!(
+            "output path {} already exists; choose a new one",
+            path.display()
+        )));
+    }
+    Ok(())
+}
