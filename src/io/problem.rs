@@ -6,7 +6,9 @@ use crate::error::{Error, Result};
 use crate::ops::exact_product;
 use crate::tensor::Tensor;
 use crate::train::layout::shape_from_quimb;
-use crate::train::{core_path, site_name, Layer, LayerShape, Stack, StackShape, Train};
+use crate::train::{
+    core_path, site_name, too_few_sites, Layer, LayerShape, Stack, StackShape, Train,
+};
 use std::path::{Path, PathBuf};
 
 /// A problem directory whose shapes are known (from `.npy` headers) and whose data is read lazily.
@@ -22,6 +24,9 @@ impl ProblemDir {
         let mut layers = Vec::with_capacity(manifest.layers.len());
         for entry in &manifest.layers {
             let sites = count_sites(dir, &entry.name)?;
+            if sites < 2 {
+                return Err(too_few_sites(&entry.name, sites));
+            }
             let cores = (0..sites)
                 .map(|site| {
                     let path = core_path(dir, &entry.name, site);

@@ -39,7 +39,7 @@ pub fn quimb_axes(kind: Kind, site: usize, len: usize) -> String {
     format!("({})", axes.join(", "))
 }
 
-/// The `[l, r, u, d]` shape of a core given in quimb layout, or an error naming the site.
+/// The `[l, r, u, d]` shape of a core given in quimb layout, or an error saying what was expected.
 pub fn shape_from_quimb(
     kind: Kind,
     site: usize,
@@ -49,7 +49,7 @@ pub fn shape_from_quimb(
     let rank = quimb_rank(kind, site, len);
     if shape.len() != rank {
         return Err(Error::Shape(format!(
-            "site {site}: expected a rank-{rank} {} core {}, found shape {shape:?}",
+            "expected a rank-{rank} {} core {}, found shape {shape:?}",
             kind.name(),
             quimb_axes(kind, site, len)
         )));
@@ -94,7 +94,8 @@ impl Train {
             .into_iter()
             .enumerate()
             .map(|(site, c)| {
-                let shape = shape_from_quimb(kind, site, len, c.shape())?;
+                let shape = shape_from_quimb(kind, site, len, c.shape())
+                    .map_err(|e| Error::Shape(format!("site {site}: {e}")))?;
                 Ok(c.reshape(shape.to_vec()))
             })
             .collect::<Result<Vec<_>>>()?;

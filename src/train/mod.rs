@@ -5,7 +5,7 @@ pub mod layout;
 mod stack;
 
 pub use kind::Kind;
-pub use stack::{core_path, site_name, Layer, LayerShape, Stack, StackShape};
+pub use stack::{core_path, site_name, too_few_sites, Layer, LayerShape, Stack, StackShape};
 
 use crate::error::{Error, Result};
 use crate::tensor::Tensor;

@@ -57,15 +57,17 @@ pub fn core_path(dir: &Path, layer: &str, site: usize) -> PathBuf {
     dir.join(layer).join(format!("{site:05}.npy"))
 }
 
+/// The error for a layer with fewer than the two sites SRC needs.
+pub fn too_few_sites(layer: &str, sites: usize) -> Error {
+    Error::Shape(format!("layer '{layer}' has {sites} site(s); srcflow needs at least 2 (a single site has nothing to compress)"))
+}
+
 impl LayerShape {
     /// Checks boundary bonds and that neighbouring cores share their bond.
     pub fn check(&self, origin: Option<&Path>) -> Result<()> {
         let n = self.cores.len();
         if n < 2 {
-            return Err(Error::Shape(format!(
-                "layer '{}' has {n} site(s); srcflow needs at least 2 (a single site has nothing to compress)",
-                self.name
-            )));
+            return Err(too_few_sites(&self.name, n));
         }
         let at = |site| site_name(origin, &self.name, site);
         for (site, &[l, r, u, d]) in self.cores.iter().enumerate() {

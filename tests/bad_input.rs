@@ -1,0 +1,270 @@
+//! Bad input gets a clear error naming the culprit, exit code 1, and no output at all.
+
+use srcflow::io::npy;
+use srcflow::{Tensor, C64};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+const FIXTURE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/numpy_problem");
+
+/// A writable copy of the NumPy fixture problem in a fresh temporary directory.
+fn copy_of_fixture() -> (tempfile::TempDir, PathBuf) {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("problem");
+    for layer in ["H", "psi"] {
+        std::fs::create_dir_all(dir.join(layer)).unwrap();
+        for entry in std::fs::read_dir(Path::new(FIXTURE).join(layer)).unwrap() {
+            let entry = entry.unwrap();
+            std::fs::copy(entry.path(), dir.join(layer).join(entry.file_name())).unwrap();
+        }
+    }
+    std::fs::copy(
+        Path::new(FIXTURE).join("manifest.json"),
+        dir.join("manifest.json"),
+    )
+    .unwrap();
+    (tmp, dir)
+}
+
+/// Runs `srcflow run` on `dir`, expects failure, and returns stderr; checks nothing was left behind.
+fn run_fails(dir: &Path, chi_out: &str) -> String {
+    let parent = dir.parent().unwrap();
+    let out = parent.join("out");
+    let before: Vec<_> = std::fs::read_dir(parent)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    let result = Command::new(env!("CARGO_BIN_EXE_srcflow"))
+        .args([
+            "run",
+            dir.to_str().unwrap(),
+            "--chi-out",
+            chi_out,
+            "--out",
+            out.to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(
+        result.status.code(),
+        Some(1),
+        "stdout: {}",
+        String::from_utf8_lossy(&result.stdout)
+    );
+    let after: Vec<_> = std::fs::read_dir(parent)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(
+        before, after,
+        "a failed run must leave no output or scratch behind"
+    );
+    let stderr = String::from_utf8(result.stderr).unwrap();
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    stderr
+}
+
+fn tensor(shape: Vec<usize>, value: f64) -> Tensor {
+    let len = shape.iter().product();
+    Tensor::new(shape, vec![C64::new(value, 0.0); len]).unwrap()
+}
+
+fn assert_mentions(stderr: &str, parts: &[&str]) {
+    for part in parts {
+        assert!(
+            stderr.contains(part),
+            "error should mention {part:?}: {stderr}"
+        );
+    }
+}
+
+#[test]
+fn a_missing_core_file_is_named() {
+    let (_tmp, dir) = copy_of_fixture();
+    std::fs::remove_file(dir.join("psi/00002.npy")).unwrap();
+    assert_mentions(&run_fails(&dir, "8"), &["psi", "00002.npy", "missing"]);
+}
+
+#[test]
+fn an_extra_file_is_named() {
+    let (_tmp, dir) = copy_of_fixture();
+    std::fs::write(dir.join("H/notes.txt"), "hello").unwrap();
+    assert_mentions(
+        &run_fails(&dir, "8"),
+        &["notes.txt", "unexpected file", "'H'"],
+    );
+}
+
+#[test]
+fn a_core_of_the_wrong_rank_is_named() {
+    let (_tmp, dir) = copy_of_fixture();
+    npy::write(&dir.join("H/00001.npy"), &tensor(vec![3, 3, 2], 1.0)).unwrap();
+    assert_mentions(
+        &run_fails(&dir, "8"),
+        &["layer 'H', site 1", "H/00001.npy", "rank-4", "(l, r, u, d)"],
+    );
+}
+
+#[test]
+fn mismatched_bonds_are_named() {
+    let (_tmp, dir) = copy_of_fixture();
+    npy::write(&dir.join("psi/00001.npy"), &tensor(vec![2, 3, 2], 1.0)).unwrap();
+    assert_mentions(
+        &run_fails(&dir, "8"),
+        &["layer 'psi', site 2", "left bond 2", "right bond 3"],
+    );
+}
+
+#[test]
+fn mismatched_physical_legs_between_layers_are_named() {
+    let (_tmp, dir) = copy_of_fixture();
+    npy::write(&dir.join("psi/00001.npy"), &tensor(vec![2, 2, 3], 1.0)).unwrap();
+    assert_mentions(
+        &run_fails(&dir, "8"),
+        &[
+            "layer 'H', site 1",
+            "down leg 2",
+            "up leg 3",
+            "layer 'psi', site 1",
+        ],
+    );
+}
+
+#[test]
+fn an_unsupported_dtype_is_named() {
+    let (_tmp, dir) = copy_of_fixture();
+    let header = "{'descr': '<i8', 'fortran_order': False, 'shape': (2, 2), }";
+    let mut bytes = b"\x93NUMPY\x01\x00".to_vec();
+    let padded = format!("{header:<117}\n");
+    bytes.extend((padded.len() as u16).to_le_bytes());
+    bytes.extend(padded.as_bytes());
+    bytes.extend([0u8; 32]);
+    std::fs::write(dir.join("psi/00003.npy"), bytes).unwrap();
+    assert_mentions(
+        &run_fails(&dir, "8"),
+        &["psi/00003.npy", "unsupported dtype", "<i8"],
+    );
+}
+
+#[test]
+fn a_truncated_file_is_named() {
+    let (_tmp, dir) = copy_of_fixture();
+    let path = dir.join("H/00002.npy");
+    let bytes = std::fs::read(&path).unwrap();
+    std::fs::write(&path, &bytes[..bytes.len() - 40]).unwrap();
+    assert_mentions(
+        &run_fails(&dir, "8"),
+        &["layer 'H', site 2", "00002.npy", "truncated"],
+    );
+}
+
+#[test]
+fn a_garbage_file_is_named() {
+    let (_tmp, dir) = copy_of_fixture();
+    std::fs::write(dir.join("H/00000.npy"), b"not a numpy file at all").unwrap();
+    assert_mentions(
+        &run_fails(&dir, "8"),
+        &["layer 'H', site 0", "not a valid .npy"],
+    );
+}
+
+#[test]
+fn nan_in_a_core_is_named() {
+    let (_tmp, dir) = copy_of_fixture();
+    let mut core = tensor(vec![2, 2, 2], 1.0);
+    core.data_mut()[5] = C64::new(f64::NAN, 0.0);
+    npy::write(&dir.join("psi/00001.npy"), &core).unwrap();
+    assert_mentions(
+        &run_fails(&dir, "8"),
+        &["layer 'psi', site 1", "element 5", "NaN"],
+    );
+}
+
+#[test]
+fn chi_out_zero_is_refused() {
+    let (_tmp, dir) = copy_of_fixture();
+    assert_mentions(&run_fails(&dir, "0"), &["--chi-out", "at least 1"]);
+}
+
+#[test]
+fn an_existing_output_is_never_overwritten() {
+    let (_tmp, dir) = copy_of_fixture();
+    let out = dir.parent().unwrap().join("out");
+    std::fs::create_dir(&out).unwrap();
+    std::fs::write(out.join("keep.txt"), "precious").unwrap();
+    let result = Command::new(env!("CARGO_BIN_EXE_srcflow"))
+        .args([
+            "run",
+            dir.to_str().unwrap(),
+            "--chi-out",
+            "8",
+            "--out",
+            out.to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(result.status.code(), Some(1));
+    assert_mentions(
+        &String::from_utf8_lossy(&result.stderr),
+        &["already exists"],
+    );
+    assert_eq!(
+        std::fs::read_to_string(out.join("keep.txt")).unwrap(),
+        "precious"
+    );
+}
+
+#[test]
+fn one_site_is_an_error() {
+    let (_tmp, dir) = copy_of_fixture();
+    for layer in ["H", "psi"] {
+        for site in 1..4 {
+            std::fs::remove_file(dir.join(format!("{layer}/{site:05}.npy"))).unwrap();
+        }
+    }
+    assert_mentions(&run_fails(&dir, "8"), &["at least 2"]);
+}
+
+#[test]
+fn a_path_traversing_layer_name_is_refused() {
+    let (_tmp, dir) = copy_of_fixture();
+    let manifest = r#"{"format": "srcflow/1", "layers": [{"name": "../H", "kind": "mpo"}, {"name": "psi", "kind": "mps"}]}"#;
+    std::fs::write(dir.join("manifest.json"), manifest).unwrap();
+    assert_mentions(
+        &run_fails(&dir, "8"),
+        &["manifest.json", "'../H'", "plain folder name"],
+    );
+}
+
+#[test]
+fn a_successful_run_writes_a_complete_problem_directory() {
+    let (_tmp, dir) = copy_of_fixture();
+    let out = dir.parent().unwrap().join("out");
+    let status = Command::new(env!("CARGO_BIN_EXE_srcflow"))
+        .args([
+            "run",
+            dir.to_str().unwrap(),
+            "--chi-out",
+            "16",
+            "--out",
+            out.to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        status.status.success(),
+        "{}",
+        String::from_utf8_lossy(&status.stderr)
+    );
+    let back = srcflow::io::ProblemDir::open(&out)
+        .unwrap()
+        .load_train()
+        .unwrap();
+    assert_eq!(back.len(), 4);
+    let d = Command::new(env!("CARGO_BIN_EXE_srcflow"))
+        .args(["distance", out.to_str().unwrap(), dir.to_str().unwrap()])
+        .output()
+        .unwrap();
+    let distance: f64 = String::from_utf8_lossy(&d.stdout).trim().parse().unwrap();
+    assert!(distance < 1e-12, "distance {distance}");
+}

@@ -1,0 +1,80 @@
+//! The sweep graph: built from shapes, every task costed, exported and loaded back.
+
+use petgraph::algo::toposort;
+use srcflow::gen::{random_mpo, random_mps};
+use srcflow::graph::{GraphOptions, Op};
+use srcflow::{Layer, Stack, SweepGraph};
+use std::path::Path;
+
+fn graph(batch_cols: Option<usize>) -> SweepGraph {
+    let stack = Stack::new(vec![
+        Layer {
+            name: "H".into(),
+            train: random_mpo(6, 2, 2, 3, 0.5, 1),
+        },
+        Layer {
+            name: "psi".into(),
+            train: random_mps(6, 2, 4, 0.5, 2),
+        },
+    ])
+    .unwrap();
+    SweepGraph::build(
+        &stack.shape(),
+        &GraphOptions {
+            chi_out: 10,
+            batch_cols,
+        },
+    )
+    .unwrap()
+}
+
+#[test]
+fn every_site_gets_its_tasks_and_batches_split_the_columns() {
+    let g = graph(Some(4));
+    let count = |op: Op| g.graph.node_weights().filter(|t| t.op == op).count();
+    assert_eq!(count(Op::Env), 5 * 3, "5 environments in 3 column batches");
+    assert_eq!(count(Op::Sketch), 5 * 3);
+    assert_eq!(
+        (
+            count(Op::Qr),
+            count(Op::Project),
+            count(Op::First),
+            count(Op::WriteSite)
+        ),
+        (5, 5, 1, 6)
+    );
+    let cols: Vec<_> = g
+        .graph
+        .node_weights()
+        .filter(|t| t.op == Op::Env && t.site == 0)
+        .map(|t| t.cols.unwrap())
+        .collect();
+    assert_eq!(
+        cols.iter().map(|c| (c.start, c.end)).collect::<Vec<_>>(),
+        vec![(0, 4), (4, 8), (8, 10)]
+    );
+    assert!(g
+        .graph
+        .node_weights()
+        .filter(|t| t.op != Op::WriteSite && !matches!(t.op, Op::ReadSite { .. }))
+        .all(|t| t.flops > 0.0));
+    assert!(g.graph.node_weights().all(|t| t.peak_bytes > 0));
+    assert!(toposort(&g.graph, None).is_ok(), "the graph has no cycle");
+}
+
+#[test]
+fn json_loads_back_to_the_same_graph_and_dot_names_every_task() {
+    let g = graph(None);
+    let back = SweepGraph::from_json(&g.to_json(), Path::new("graph.json")).unwrap();
+    assert_eq!(back.to_json(), g.to_json());
+    let dot = g.to_dot();
+    assert!(dot.starts_with("digraph sweep {"));
+    assert_eq!(dot.matches("->").count(), g.graph.edge_count());
+    assert!(dot.contains("env(0, 0..10)") && dot.contains("first(0)"));
+    assert!(
+        SweepGraph::from_json("{\"graph\": 1}", Path::new("bad.json"))
+            .unwrap_err()
+            .to_string()
+            .contains("bad.json")
+    );
+}
