@@ -11,7 +11,7 @@ pub struct StagingDir {
 }
 
 impl StagingDir {
-    /// Starts building `destination`, which must not exist yet.
+    /// Starts building `destination`, which must not exist yet (missing parents are created).
     pub fn create(destination: &Path) -> Result<Self> {
         refuse_existing(destination)?;
         let name = destination.file_name().ok_or_else(|| {
@@ -24,6 +24,7 @@ impl StagingDir {
             .parent()
             .filter(|p| !p.as_os_str().is_empty())
             .unwrap_or(Path::new("."));
+        std::fs::create_dir_all(parent).map_err(|e| Error::io(parent, e))?;
         let staging = parent.join(format!(
             ".{}.srcflow-tmp-{}",
             name.to_string_lossy(),
