@@ -25,3 +25,8 @@ pub use error::{Error, Result};
 pub use graph::SweepGraph;
 pub use tensor::{Tensor, C64};
 pub use train::{Kind, Layer, Stack, Train};
+
+/// The README's Rust examples, compiled and run as doctests.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;
