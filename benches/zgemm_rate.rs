@@ -15,16 +15,34 @@ fn rate(m: usize, k: usize, n: usize, threads: usize) -> f64 {
     (0..6)
         .map(|_| {
             let start = Instant::now();
-            faer::linalg::matmul::matmul(c.as_mut(), Accum::Replace, a.as_ref(), b.as_ref(), C64::new(1.0, 0.0), Par::rayon(threads));
+            faer::linalg::matmul::matmul(
+                c.as_mut(),
+                Accum::Replace,
+                a.as_ref(),
+                b.as_ref(),
+                C64::new(1.0, 0.0),
+                Par::rayon(threads),
+            );
             8.0 * (m * n * k) as f64 / start.elapsed().as_secs_f64() / 1e9
         })
         .fold(0.0, f64::max)
 }
 
 fn main() {
-    let threads = std::env::args().skip(1).find_map(|a| a.parse().ok()).unwrap_or(0);
-    let shapes = [(1024, 1024, 1024), (4096, 256, 512), (8192, 128, 256), (2048, 2048, 256)];
-    let rates: Vec<f64> = shapes.iter().map(|&(m, k, n)| rate(m, k, n, threads)).collect();
+    let threads = std::env::args()
+        .skip(1)
+        .find_map(|a| a.parse().ok())
+        .unwrap_or(0);
+    let shapes = [
+        (1024, 1024, 1024),
+        (4096, 256, 512),
+        (8192, 128, 256),
+        (2048, 2048, 256),
+    ];
+    let rates: Vec<f64> = shapes
+        .iter()
+        .map(|&(m, k, n)| rate(m, k, n, threads))
+        .collect();
     let best = rates.iter().copied().fold(0.0, f64::max);
     let shapes: Vec<[usize; 3]> = shapes.iter().map(|&(m, k, n)| [m, k, n]).collect();
     println!("{{\"zgemm_gflops\": {best:.2}, \"per_shape\": {rates:?}, \"shapes\": {shapes:?}}}");

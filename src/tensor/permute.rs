@@ -7,6 +7,9 @@ use rayon::prelude::*;
 /// Rows of the output copied by one rayon task.
 const ROWS_PER_TASK: usize = 1024;
 
+/// A last axis shorter than this is copied together with the axis before it.
+const SHORT_ROW: usize = 64;
+
 impl Tensor {
     /// A copy with axes reordered: axis `i` of the result is axis `perm[i]` of `self`.
     pub fn permute(&self, perm: &[usize]) -> Tensor {
@@ -56,24 +59,41 @@ fn next_kept(shape: &[usize], axis: usize) -> Option<usize> {
 }
 
 /// Elements of a row-major array of `shape` in the order of axes `perm`.
+///
+/// The output is written in rows of its last axis; when that axis is short, a row spans the last
+/// two axes so the inner loops stay long enough to pay for stepping the outer index.
 fn permuted_data(src: &[C64], shape: &[usize], perm: &[usize]) -> Vec<C64> {
     let out_shape: Vec<usize> = perm.iter().map(|&p| shape[p]).collect();
     let strides = row_major_strides(shape);
     let src_strides: Vec<usize> = perm.iter().map(|&p| strides[p]).collect();
-    let inner = *out_shape.last().unwrap_or(&1);
-    let inner_stride = *src_strides.last().unwrap_or(&1);
-    let outer_shape = &out_shape[..out_shape.len().saturating_sub(1)];
-    let outer_strides = &src_strides[..src_strides.len().saturating_sub(1)];
+    let rank = out_shape.len();
+    let row_axes = if rank >= 2 && out_shape[rank - 1] < SHORT_ROW {
+        2
+    } else {
+        1
+    };
+    let (outer_shape, row_shape) = out_shape.split_at(rank - row_axes);
+    let (outer_strides, row_strides) = src_strides.split_at(rank - row_axes);
+    let (n_hi, s_hi) = if row_axes == 2 {
+        (row_shape[0], row_strides[0])
+    } else {
+        (1, 0)
+    };
+    let (n_lo, s_lo) = (row_shape[row_axes - 1], row_strides[row_axes - 1]);
+    let row = n_hi * n_lo;
     let mut out: Vec<C64> = Vec::with_capacity(src.len());
     out.spare_capacity_mut()[..src.len()]
-        .par_chunks_mut(inner * ROWS_PER_TASK)
+        .par_chunks_mut(row * ROWS_PER_TASK)
         .enumerate()
         .for_each(|(task, chunk)| {
             let mut index = unravel(task * ROWS_PER_TASK, outer_shape);
             let mut offset: usize = index.iter().zip(outer_strides).map(|(i, s)| i * s).sum();
-            for row in chunk.chunks_mut(inner) {
-                for (x, value) in row.iter_mut().enumerate() {
-                    value.write(src[offset + x * inner_stride]);
+            for block in chunk.chunks_mut(row) {
+                for (hi, line) in block.chunks_mut(n_lo).enumerate() {
+                    let base = offset + hi * s_hi;
+                    for (lo, value) in line.iter_mut().enumerate() {
+                        value.write(src[base + lo * s_lo]);
+                    }
                 }
                 offset = advance(&mut index, outer_shape, outer_strides, offset);
             }
