@@ -128,15 +128,13 @@ fn run_task(
             return Err(Error::Invalid(format!("task {task} is not a compute task")));
         }
     };
-    Ok(vec![
-        Arc::try_unwrap(result.value).unwrap_or_else(|shared| (*shared).clone())
-    ])
+    Ok(vec![Arc::unwrap_or_clone(result.value)])
 }
 
 /// Concatenates sketch blocks along their column axis (the gather before the QR).
-fn gather_rows(blocks: &[Arc<Tensor>]) -> Tensor {
-    if blocks.len() == 1 {
-        return (*blocks[0]).clone();
+fn gather_rows(blocks: &[Arc<Tensor>]) -> std::borrow::Cow<'_, Tensor> {
+    if let [only] = blocks {
+        return std::borrow::Cow::Borrowed(only);
     }
     let mut shape = blocks[0].shape().to_vec();
     shape[0] = blocks.iter().map(|b| b.shape()[0]).sum();
@@ -144,5 +142,5 @@ fn gather_rows(blocks: &[Arc<Tensor>]) -> Tensor {
         .iter()
         .flat_map(|b| b.data().iter().copied())
         .collect();
-    Tensor::new(shape, data).expect("blocks agree")
+    std::borrow::Cow::Owned(Tensor::new(shape, data).expect("blocks agree"))
 }

@@ -5,7 +5,8 @@ use crate::backend::Backend;
 use crate::error::Result;
 use crate::graph::{Op, SweepGraph, Task};
 use crate::sched::Executor;
-use crate::tensor::Tensor;
+use crate::kernels::legs;
+use crate::tensor::{Labeled, Meter, Operand, Tensor};
 use std::sync::Arc;
 
 /// Routes tasks: reads to the source, writes to the sink, the rest to the backend.
@@ -21,8 +22,9 @@ impl Executor for TaskRouter<'_> {
         match task.op {
             Op::ReadSite { layer, .. } => Ok(vec![self.source.read(layer, task.site)?]),
             Op::WriteSite => {
-                let basis = &inputs[0];
-                self.sink.write(task.site, basis.permute(&[0, 3, 1, 2]))?;
+                let basis = Labeled { legs: legs::basis(), value: Arc::clone(&inputs[0]) };
+                let core = basis.arrange(&legs::out_core(), &mut Meter::default()).value;
+                self.sink.write(task.site, Arc::unwrap_or_clone(core))?;
                 Ok(vec![])
             }
             _ => self.backend.compute(self.graph, task, inputs),

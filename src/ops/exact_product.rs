@@ -25,9 +25,7 @@ pub fn exact_product(stack: &Stack) -> Result<Train> {
             let left: usize = s[..k].iter().product();
             let right: usize = s[k..2 * k].iter().product();
             let shape = vec![left, right, s[2 * k], s[2 * k + 1]];
-            Arc::try_unwrap(product.value)
-                .unwrap_or_else(|a| (*a).clone())
-                .reshape(shape)
+            Arc::unwrap_or_clone(product.value).reshape(shape)
         })
         .collect();
     Train::new(stack.shape().output_kind(), cores)

@@ -105,17 +105,6 @@ impl Tensor {
         self.data.iter().map(|z| z.norm_sqr()).sum::<f64>().sqrt()
     }
 
-    /// Rows `start..end` of the outermost axis, as a new tensor.
-    pub fn rows(&self, start: usize, end: usize) -> Self {
-        let row: usize = self.shape[1..].iter().product();
-        let mut shape = self.shape.clone();
-        shape[0] = end - start;
-        Tensor {
-            shape,
-            data: self.data[start * row..end * row].to_vec(),
-        }
-    }
-
     /// Position of the first element that is NaN or infinite, if any.
     pub fn first_non_finite(&self) -> Option<usize> {
         self.data
