@@ -4,8 +4,8 @@ use super::{CoreSink, CoreSource};
 use crate::backend::Backend;
 use crate::error::Result;
 use crate::graph::{Op, SweepGraph, Task};
-use crate::sched::Executor;
 use crate::kernels::legs;
+use crate::sched::Executor;
 use crate::tensor::{Labeled, Meter, Operand, Tensor};
 use std::sync::Arc;
 
@@ -22,8 +22,13 @@ impl Executor for TaskRouter<'_> {
         match task.op {
             Op::ReadSite { layer, .. } => Ok(vec![self.source.read(layer, task.site)?]),
             Op::WriteSite => {
-                let basis = Labeled { legs: legs::basis(), value: Arc::clone(&inputs[0]) };
-                let core = basis.arrange(&legs::out_core(), &mut Meter::default()).value;
+                let basis = Labeled {
+                    legs: legs::basis(),
+                    value: Arc::clone(&inputs[0]),
+                };
+                let core = basis
+                    .arrange(&legs::out_core(), &mut Meter::default())
+                    .value;
                 self.sink.write(task.site, Arc::unwrap_or_clone(core))?;
                 Ok(vec![])
             }

@@ -4,6 +4,7 @@ use crate::backend::Backend;
 use crate::graph::{Lane, Op, SweepGraph};
 use crate::sched::RunLog;
 use serde::Serialize;
+use std::collections::BTreeMap;
 use std::fmt;
 
 /// Summary of one run.
@@ -35,6 +36,8 @@ pub struct Report {
     pub flops: f64,
     /// Flops per second over the two passes.
     pub gflops_per_s: f64,
+    /// Seconds spent in each kind of task (env, sketch, qr, …), summed over the run.
+    pub busy_by_op: BTreeMap<String, f64>,
 }
 
 impl Report {
@@ -62,6 +65,10 @@ impl Report {
             io_busy_s: log.busy(|e| e.lane == Lane::Io),
             flops,
             gflops_per_s: flops / (l2r + r2l).max(1e-12) / 1e9,
+            busy_by_op: log.events.iter().fold(BTreeMap::new(), |mut acc, e| {
+                *acc.entry(op_name(e.op).to_string()).or_default() += e.end - e.start;
+                acc
+            }),
         }
     }
 }
@@ -86,11 +93,31 @@ impl fmt::Display for Report {
             "wall           {:8.3} s  (compute busy {:.3} s, i/o busy {:.3} s)",
             self.wall_s, self.compute_busy_s, self.io_busy_s
         )?;
-        write!(
+        writeln!(
             f,
             "work           {:8.2} GFLOP at {:.1} GFLOP/s",
             self.flops / 1e9,
             self.gflops_per_s
-        )
+        )?;
+        let ops: Vec<String> = self
+            .busy_by_op
+            .iter()
+            .map(|(op, s)| format!("{op} {s:.3}"))
+            .collect();
+        write!(f, "busy (s)       {}", ops.join(", "))
+    }
+}
+
+/// Short name of an operation for the report.
+fn op_name(op: Op) -> &'static str {
+    match op {
+        Op::ReadSite { .. } => "read",
+        Op::Env => "env",
+        Op::Sketch => "sketch",
+        Op::Qr => "qr",
+        Op::Project => "project",
+        Op::First => "first",
+        Op::Exact => "exact",
+        Op::WriteSite => "write",
     }
 }

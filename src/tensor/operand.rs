@@ -4,7 +4,8 @@
 //! run on [`Labeled<Shape>`] they only count flops and bytes, so the graph, the planner and the
 //! simulator read exactly the numbers the kernels will spend.
 
-use super::plan::{is_identity, ContractionPlan};
+use super::permute::keeps_layout;
+use super::plan::ContractionPlan;
 use super::{Leg, Meter, Tensor, C64};
 use faer::{Accum, MatMut, MatRef, Par};
 use rayon::prelude::*;
@@ -30,8 +31,8 @@ pub trait Operand: Sized + Clone {
     fn dims(&self) -> &[usize];
     /// Contracts the shared legs (except `batch`, kept as leading axes).
     fn contract(&self, other: &Self, batch: &[Leg], meter: &mut Meter) -> Self;
-    /// Reorders the axes to `order`.
-    fn arrange(&self, order: &[Leg], meter: &mut Meter) -> Self;
+    /// Reorders the axes to `order` (without copying when the elements stay in place).
+    fn arrange(self, order: &[Leg], meter: &mut Meter) -> Self;
 
     /// Size of the axis named `leg`.
     fn dim(&self, leg: Leg) -> usize {
@@ -64,21 +65,17 @@ impl Operand for Labeled<Shape> {
 
     fn contract(&self, other: &Self, batch: &[Leg], meter: &mut Meter) -> Self {
         let plan = ContractionPlan::new(&self.legs, &self.value, &other.legs, &other.value, batch);
-        let len = |d: &Shape| d.iter().product::<usize>();
-        meter.record(
-            plan.flops(),
-            plan.peak_bytes(len(&self.value), len(&other.value)),
-        );
+        meter.record(plan.flops(), plan.peak_bytes(&self.value, &other.value));
         Labeled {
             legs: plan.legs,
             value: plan.dims,
         }
     }
 
-    fn arrange(&self, order: &[Leg], meter: &mut Meter) -> Self {
+    fn arrange(self, order: &[Leg], meter: &mut Meter) -> Self {
         let perm = permutation(&self.legs, order);
         let len: usize = self.value.iter().product();
-        if !is_identity(&perm) {
+        if !keeps_layout(&self.value, &perm) {
             meter.record(0.0, (2 * len * std::mem::size_of::<C64>()) as u64);
         }
         Labeled {
@@ -100,7 +97,7 @@ impl Operand for Labeled<Arc<Tensor>> {
     fn contract(&self, other: &Self, batch: &[Leg], meter: &mut Meter) -> Self {
         let (a, b) = (&self.value, &other.value);
         let plan = ContractionPlan::new(&self.legs, a.shape(), &other.legs, b.shape(), batch);
-        meter.record(plan.flops(), plan.peak_bytes(a.len(), b.len()));
+        meter.record(plan.flops(), plan.peak_bytes(a.shape(), b.shape()));
         let a = permuted(a, &plan.perm_a);
         let b = permuted(b, &plan.perm_b);
         let mut out = Tensor::zeros(plan.dims.clone());
@@ -111,30 +108,30 @@ impl Operand for Labeled<Arc<Tensor>> {
         }
     }
 
-    fn arrange(&self, order: &[Leg], meter: &mut Meter) -> Self {
+    fn arrange(self, order: &[Leg], meter: &mut Meter) -> Self {
         let perm = permutation(&self.legs, order);
-        if !is_identity(&perm) {
+        let shape: Vec<usize> = perm.iter().map(|&p| self.value.shape()[p]).collect();
+        let value = if keeps_layout(self.value.shape(), &perm) {
+            Arc::new(Arc::unwrap_or_clone(self.value).reshape(shape))
+        } else {
             meter.record(0.0, 2 * self.value.bytes());
-        }
-        if is_identity(&perm) {
-            return self.clone();
-        }
+            Arc::new(self.value.permute(&perm))
+        };
         Labeled {
             legs: order.to_vec(),
-            value: Arc::new(self.value.permute(&perm)),
+            value,
         }
     }
 }
 
-/// `t` with axes permuted, borrowing when the permutation is the identity.
+/// `t` with axes permuted, borrowing when no element moves.
 fn permuted<'a>(t: &'a Tensor, perm: &[usize]) -> std::borrow::Cow<'a, Tensor> {
-    if is_identity(perm) {
+    if keeps_layout(t.shape(), perm) {
         std::borrow::Cow::Borrowed(t)
     } else {
         std::borrow::Cow::Owned(t.permute(perm))
     }
 }
-
 /// GEMMs smaller than this (m·n·k) run one per rayon task; larger ones use all threads each.
 const SMALL_GEMM: usize = 64 * 64 * 64;
 

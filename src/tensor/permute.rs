@@ -24,6 +24,11 @@ impl Tensor {
     }
 }
 
+/// True when permuting `shape` by `perm` leaves every element where it is (only unit axes move).
+pub(crate) fn keeps_layout(shape: &[usize], perm: &[usize]) -> bool {
+    is_identity(&simplify(shape, perm).1)
+}
+
 /// The same permutation with unit axes dropped and axes that stay neighbours merged.
 fn simplify(shape: &[usize], perm: &[usize]) -> (Vec<usize>, Vec<usize>) {
     let kept: Vec<usize> = perm.iter().copied().filter(|&p| shape[p] != 1).collect();

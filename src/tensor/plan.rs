@@ -1,5 +1,6 @@
 //! `ContractionPlan`: how two labelled arrays are contracted as one batched GEMM.
 
+use super::permute::keeps_layout;
 use super::Leg;
 
 /// Axis permutations and GEMM sizes for contracting two labelled arrays.
@@ -94,12 +95,19 @@ impl ContractionPlan {
     }
 
     /// Bytes alive at the peak: both inputs, their permuted copies where needed, and the result.
-    pub fn peak_bytes(&self, len_a: usize, len_b: usize) -> u64 {
-        let copies = |perm: &[usize], len: usize| if is_identity(perm) { 0 } else { len };
-        let elements = len_a
-            + len_b
-            + copies(&self.perm_a, len_a)
-            + copies(&self.perm_b, len_b)
+    pub fn peak_bytes(&self, dims_a: &[usize], dims_b: &[usize]) -> u64 {
+        let len = |dims: &[usize]| dims.iter().product::<usize>();
+        let copy = |perm: &[usize], dims: &[usize]| {
+            if keeps_layout(dims, perm) {
+                0
+            } else {
+                len(dims)
+            }
+        };
+        let elements = len(dims_a)
+            + len(dims_b)
+            + copy(&self.perm_a, dims_a)
+            + copy(&self.perm_b, dims_b)
             + self.batch * self.m * self.n;
         (elements * std::mem::size_of::<super::C64>()) as u64
     }
