@@ -1,6 +1,6 @@
 //! The one error type of srcflow: every variant names its culprit.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// Everything that can go wrong in srcflow, each naming what is at fault.
 #[derive(Debug, thiserror::Error)]
@@ -48,6 +48,16 @@ pub enum Error {
 pub type Result<T> = std::result::Result<T, Error>;
 
 impl Error {
+    /// A core file at fault: its layer, site and path, and what is wrong.
+    pub fn bad_core(layer: &str, site: usize, path: &Path, message: String) -> Self {
+        Error::BadCore {
+            layer: layer.to_string(),
+            site,
+            path: path.to_path_buf(),
+            message,
+        }
+    }
+
     /// Wraps an I/O error with the path it concerns.
     pub fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Self {
         Error::Io {

@@ -30,12 +30,7 @@ impl ProblemDir {
             let cores = (0..sites)
                 .map(|site| {
                     let path = core_path(dir, &entry.name, site);
-                    let bad = |message: String| Error::BadCore {
-                        layer: entry.name.clone(),
-                        site,
-                        path: path.clone(),
-                        message,
-                    };
+                    let bad = |message| Error::bad_core(&entry.name, site, &path, message);
                     let header = npy::read_header(&path).map_err(bad)?;
                     shape_from_quimb(entry.kind, site, sites, &header.shape)
                         .map_err(|e| bad(e.to_string()))
@@ -94,12 +89,7 @@ impl CoreSource for ProblemDir {
     fn read(&self, layer: usize, site: usize) -> Result<Tensor> {
         let entry = &self.shape.layers[layer];
         let path = core_path(&self.dir, &entry.name, site);
-        let bad = |message: String| Error::BadCore {
-            layer: entry.name.clone(),
-            site,
-            path: path.clone(),
-            message,
-        };
+        let bad = |message| Error::bad_core(&entry.name, site, &path, message);
         let core = npy::read(&path).map_err(bad)?;
         let expected = entry.cores[site];
         let lrud = shape_from_quimb(entry.kind, site, entry.cores.len(), core.shape())
