@@ -52,8 +52,8 @@ fn thin_q(a: MatRef<'_, C64>) -> Mat<C64> {
 
 /// Real flops of a thin QR of an `m × n` complex matrix plus forming its thin Q (estimate).
 pub fn qr_flops(m: usize, n: usize) -> f64 {
-    let (m, n) = (m as f64, n.min(m as usize) as f64);
-    2.0 * 8.0 * (m * n * n - n * n * n / 3.0)
+    let rank = n.min(m) as f64;
+    2.0 * 8.0 * (m as f64 * rank * rank - rank * rank * rank / 3.0)
 }
 
 /// η `[r, Up, Down, OutRight]` with orthonormal rows spanning Y `[Col, Up, Down, OutRight]`.
