@@ -17,42 +17,42 @@ pub enum ProblemKind {
     Identity,
 }
 
-/// Sizes and parameters of a generated problem.
-#[derive(Clone, Copy, Debug, PartialEq)]
+/// Sizes and parameters of a generated problem (also the options of `srcflow gen`).
+#[derive(Clone, Copy, Debug, PartialEq, clap::Parser)]
 pub struct ProblemSpec {
     /// Number of sites.
+    #[arg(long, default_value_t = 20)]
     pub sites: usize,
     /// Physical dimension (2 for the spin chains).
+    #[arg(long, default_value_t = 2)]
     pub phys: usize,
-    /// Bond of the state (or of the second MPO).
+    /// Bond of the state (random, ising, heisenberg) or of the second MPO (identity).
+    #[arg(long, default_value_t = 32)]
     pub bond: usize,
     /// Bond of the random MPO(s).
+    #[arg(long, default_value_t = 8)]
     pub mpo_bond: usize,
-    /// Number of MPO layers for the time-evolution problems.
+    /// Number of time-evolution MPO layers (ising, heisenberg).
+    #[arg(long, default_value_t = 1)]
     pub depth: usize,
     /// Time step of the Trotter MPOs.
+    #[arg(long, default_value_t = 0.1)]
     pub dt: f64,
-    /// Ratio of the last to the first weight of the random spectra.
+    /// Ratio of the smallest to the largest weight of the random bond spectra.
+    #[arg(long, default_value_t = 1e-2)]
     pub decay: f64,
     /// Size of the perturbation of the identity problems.
+    #[arg(long, default_value_t = 0.1)]
     pub eps: f64,
     /// Seed of the random cores.
+    #[arg(long, default_value_t = 1)]
     pub seed: u64,
 }
 
 impl Default for ProblemSpec {
+    /// The defaults of `srcflow gen`, declared once in the attributes above.
     fn default() -> Self {
-        ProblemSpec {
-            sites: 20,
-            phys: 2,
-            bond: 32,
-            mpo_bond: 8,
-            depth: 1,
-            dt: 0.1,
-            decay: 1e-2,
-            eps: 0.1,
-            seed: 1,
-        }
+        <ProblemSpec as clap::Parser>::parse_from(["srcflow-gen"])
     }
 }
 

@@ -132,6 +132,7 @@ fn permuted<'a>(t: &'a Tensor, perm: &[usize]) -> std::borrow::Cow<'a, Tensor> {
         std::borrow::Cow::Owned(t.permute(perm))
     }
 }
+
 /// GEMMs smaller than this (m·n·k) run one per rayon task; larger ones use all threads each.
 const SMALL_GEMM: usize = 64 * 64 * 64;
 

@@ -36,12 +36,7 @@ fn simplify(shape: &[usize], perm: &[usize]) -> (Vec<usize>, Vec<usize>) {
     let mut groups: Vec<Vec<usize>> = Vec::new();
     for &p in &kept {
         match groups.last_mut() {
-            Some(g)
-                if *g.last().unwrap() + 1 == p
-                    || next_kept(shape, *g.last().unwrap()) == Some(p) =>
-            {
-                g.push(p)
-            }
+            Some(g) if next_kept(shape, *g.last().unwrap()) == Some(p) => g.push(p),
             _ => groups.push(vec![p]),
         }
     }
