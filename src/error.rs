@@ -42,6 +42,9 @@ pub enum Error {
     /// A numerical routine failed (for example an SVD that did not converge).
     #[error("{0}")]
     Numeric(String),
+    /// The user pressed Ctrl-C; the run stopped and removed its scratch and partial output.
+    #[error("interrupted; scratch files and partial output removed")]
+    Interrupted,
 }
 
 /// Result with srcflow's [`Error`].

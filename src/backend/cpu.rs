@@ -4,6 +4,7 @@ use super::Backend;
 use crate::error::{Error, Result};
 use crate::graph::{Op, SweepGraph, Task};
 use crate::kernels::{self, legs};
+use crate::plan::Tier;
 use crate::tensor::{Labeled, Leg, Meter, Tensor};
 use crate::test_matrix::test_matrix;
 use std::sync::Arc;
@@ -47,6 +48,15 @@ impl Backend for CpuBackend {
     ) -> Result<Vec<Tensor>> {
         self.pool
             .install(|| run_task(graph, task, inputs, self.seed))
+    }
+
+    /// The CPU's device is an arena of host memory, so a copy either way is a memcpy.
+    fn copy(&self, tensor: &Tensor, _to: Tier) -> Result<Tensor> {
+        Ok(tensor.clone())
+    }
+
+    fn shares_host_memory(&self) -> bool {
+        true
     }
 }
 
@@ -124,7 +134,7 @@ fn run_task(
             let (a, b) = kernels::exact_pair(&left.value, &right.value, graph.chi_out)?;
             return Ok(vec![a, b]);
         }
-        Op::ReadSite { .. } | Op::WriteSite => {
+        Op::ReadSite { .. } | Op::WriteSite | Op::Spill { .. } | Op::Fetch { .. } => {
             return Err(Error::Invalid(format!("task {task} is not a compute task")));
         }
     };

@@ -10,6 +10,7 @@ pub use cpu::CpuBackend;
 
 use crate::error::Result;
 use crate::graph::{SweepGraph, Task};
+use crate::plan::Tier;
 use crate::tensor::Tensor;
 use std::sync::Arc;
 
@@ -26,4 +27,9 @@ pub trait Backend: Send + Sync {
         task: &Task,
         inputs: Vec<Arc<Tensor>>,
     ) -> Result<Vec<Tensor>>;
+    /// Copies `tensor` between the device and host memory: to `Tier::Host` is a download,
+    /// to `Tier::Device` an upload.
+    fn copy(&self, tensor: &Tensor, to: Tier) -> Result<Tensor>;
+    /// True when device memory is host memory, so both count against the host budget.
+    fn shares_host_memory(&self) -> bool;
 }

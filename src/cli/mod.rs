@@ -4,7 +4,9 @@ mod default_run;
 mod distance;
 mod gen;
 mod graph;
+mod plan;
 mod run;
+mod tiering;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
@@ -29,6 +31,9 @@ enum Command {
     Distance(distance::DistanceArgs),
     /// Print the sweep graph of a problem (DOT or JSON) without running it.
     Graph(graph::GraphArgs),
+    /// Print the memory plan of a run (batch size, tier of every environment, peaks) without
+    /// running it.
+    Plan(plan::PlanArgs),
 }
 
 /// Parses the command line, runs it, and turns errors into a message and exit code 1.
@@ -40,12 +45,16 @@ pub fn main() -> ExitCode {
         Some(Command::Gen(args)) => gen::run(args),
         Some(Command::Distance(args)) => distance::run(args),
         Some(Command::Graph(args)) => graph::run(args),
+        Some(Command::Plan(args)) => plan::run(args),
     };
     match outcome {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("srcflow: error: {e}");
-            ExitCode::FAILURE
+            match e {
+                srcflow::Error::Interrupted => ExitCode::from(130),
+                _ => ExitCode::FAILURE,
+            }
         }
     }
 }

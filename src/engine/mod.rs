@@ -4,16 +4,20 @@ mod executor;
 mod report;
 mod sink;
 mod source;
+mod tiering;
 
-pub use report::Report;
+pub use report::{LaneUse, Report};
 pub use sink::{CoreSink, MemorySink};
 pub use source::{CoreSource, MemorySource};
+pub use tiering::Tiering;
 
 use crate::backend::{Backend, CpuBackend};
 use crate::error::{Error, Result};
-use crate::graph::{GraphOptions, SweepGraph};
-use crate::sched::{self, SchedOptions};
-use crate::train::{Stack, Train};
+use crate::graph::{GraphOptions, Op, SweepGraph};
+use crate::plan::{self, Drift, Plan, PlanRequest, Tier};
+use crate::sched::{self, PrefetchPolicy, SchedOptions};
+use crate::store::{DiskTier, Throttle};
+use crate::train::{Stack, StackShape, Train};
 use executor::TaskRouter;
 use std::time::Instant;
 
@@ -53,6 +57,7 @@ impl Options {
 /// Runs SRC sweeps with one backend.
 pub struct Engine {
     options: Options,
+    tiering: Tiering,
     backend: Box<dyn Backend>,
 }
 
@@ -65,7 +70,17 @@ impl Engine {
             ));
         }
         let backend = Box::new(CpuBackend::new(options.threads, options.seed)?);
-        Ok(Engine { options, backend })
+        Ok(Engine {
+            options,
+            tiering: Tiering::default(),
+            backend,
+        })
+    }
+
+    /// The same engine with out-of-core choices (budgets, prefetch, disk rate).
+    pub fn with_tiering(mut self, tiering: Tiering) -> Self {
+        self.tiering = tiering;
+        self
     }
 
     /// The options this engine runs with.
@@ -73,14 +88,43 @@ impl Engine {
         &self.options
     }
 
-    /// The graph this engine would run for `stack`.
-    pub fn graph(&self, stack: &Stack) -> Result<SweepGraph> {
-        SweepGraph::build(&stack.shape(), &self.options.graph())
+    /// The graph this engine would run for `stack`, with its plan when budgets are set.
+    pub fn prepare(&self, stack: &StackShape) -> Result<(SweepGraph, Option<Plan>)> {
+        let Some(budgets) = &self.tiering.budgets else {
+            return Ok((SweepGraph::build(stack, &self.options.graph())?, None));
+        };
+        let request = PlanRequest {
+            stack,
+            chi_out: self.options.chi_out,
+            batch_cols: self.options.batch_cols,
+            budgets,
+            drift: self.drift(),
+            shared_memory: self.backend.shares_host_memory(),
+        };
+        let (plan, graph) = plan::plan(&request)?;
+        Ok((graph, Some(plan)))
+    }
+
+    /// How far the scheduler will let I/O drift from compute (the planner's model of it).
+    fn drift(&self) -> Drift {
+        let sched = self.sched_options();
+        Drift {
+            read_ahead_steps: sched.read_ahead_steps,
+            fetch_ahead_steps: sched.prefetch.window_slices(),
+            spill_lag_steps: sched.spill_lag_steps,
+        }
+    }
+
+    fn sched_options(&self) -> SchedOptions {
+        SchedOptions {
+            prefetch: self.tiering.prefetch,
+            ..SchedOptions::default()
+        }
     }
 
     /// Computes the compressed product of an in-memory stack.
     pub fn run(&self, stack: &Stack) -> Result<(Train, Report)> {
-        let graph = self.graph(stack)?;
+        let (graph, _) = self.prepare(&stack.shape())?;
         let sink = MemorySink::new(graph.output_kind(), graph.sites());
         let report = self.run_graph(&graph, &MemorySource::new(stack), &sink)?;
         Ok((sink.into_train()?, report))
@@ -93,19 +137,40 @@ impl Engine {
         source: &dyn CoreSource,
         sink: &dyn CoreSink,
     ) -> Result<Report> {
+        let disk = self.disk_tier(graph)?;
         let router = TaskRouter {
             graph,
             backend: self.backend.as_ref(),
             source,
             sink,
+            disk: disk.as_ref(),
         };
         let start = Instant::now();
-        let log = sched::run(graph, &router, SchedOptions::default())?;
+        let log = sched::run(graph, &router, self.sched_options())?;
         Ok(Report::new(
             graph,
             &log,
             start.elapsed().as_secs_f64(),
             self.backend.as_ref(),
         ))
+    }
+
+    /// A scratch directory for the run when `graph` spills to disk.
+    fn disk_tier(&self, graph: &SweepGraph) -> Result<Option<DiskTier<'_>>> {
+        let spills = graph
+            .graph
+            .node_weights()
+            .any(|t| t.op == Op::Spill { to: Tier::Disk });
+        if !spills {
+            return Ok(None);
+        }
+        let parent = self
+            .tiering
+            .budgets
+            .as_ref()
+            .map_or_else(std::env::temp_dir, |b| b.scratch_dir.clone());
+        let throttle = Throttle::new(self.tiering.disk_bandwidth);
+        let fault = self.tiering.disk_fault.as_ref();
+        DiskTier::create(&parent, throttle, fault).map(Some)
     }
 }

@@ -1,8 +1,10 @@
 //! `Report`: what a run did — sizes, pass times, work and rate.
 
 use crate::backend::Backend;
-use crate::graph::{Lane, Op, SweepGraph};
-use crate::sched::RunLog;
+use crate::graph::{Lane, Op, Pass, SweepGraph};
+use crate::plan::{ByteSize, Tier};
+use crate::sched::{RunLog, Stalls, TaskEvent};
+use crate::store::TierBytes;
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::fmt;
@@ -38,6 +40,33 @@ pub struct Report {
     pub gflops_per_s: f64,
     /// Seconds spent in each kind of task (env, sketch, qr, …), summed over the run.
     pub busy_by_op: BTreeMap<String, f64>,
+    /// Where the environments lived between the passes: how many on each tier.
+    pub environments: BTreeMap<String, usize>,
+    /// Idle compute of the left-to-right pass, by what it waited for.
+    pub stalls_left_to_right: Stalls,
+    /// Idle compute of the right-to-left pass, by what it waited for.
+    pub stalls_right_to_left: Stalls,
+    /// Busy time and bytes moved per lane and pass (lanes that did nothing are left out).
+    pub lanes: Vec<LaneUse>,
+    /// The most bytes each tier held, as counted by the store.
+    pub peak_bytes: TierBytes,
+    /// The process's peak resident memory so far (`VmHWM`), where the system reports it.
+    pub peak_rss_bytes: Option<u64>,
+}
+
+/// What one lane did in one pass.
+#[derive(Clone, Debug, Serialize)]
+pub struct LaneUse {
+    /// The lane.
+    pub lane: &'static str,
+    /// The pass.
+    pub pass: &'static str,
+    /// Seconds it was busy.
+    pub busy_s: f64,
+    /// Bytes it moved.
+    pub bytes: u64,
+    /// Bytes per second while busy.
+    pub bytes_per_s: f64,
 }
 
 impl Report {
@@ -66,11 +95,84 @@ impl Report {
             flops,
             gflops_per_s: flops / (l2r + r2l).max(1e-12) / 1e9,
             busy_by_op: log.events.iter().fold(BTreeMap::new(), |mut acc, e| {
-                *acc.entry(op_name(e.op).to_string()).or_default() += e.end - e.start;
+                *acc.entry(e.op.name().to_string()).or_default() += e.end - e.start;
                 acc
             }),
+            environments: environment_tiers(graph),
+            stalls_left_to_right: log.stalls[0],
+            stalls_right_to_left: log.stalls[1],
+            lanes: lane_uses(graph, log),
+            peak_bytes: log.peak,
+            peak_rss_bytes: peak_rss(),
         }
     }
+}
+
+/// How many environments each tier held, from the spill tasks of `graph`.
+fn environment_tiers(graph: &SweepGraph) -> BTreeMap<String, usize> {
+    let envs = if graph.sites() > 2 {
+        graph.sites() - 1
+    } else {
+        0
+    };
+    let mut tiers = vec![Tier::Device; envs];
+    for task in graph.graph.node_weights() {
+        if let Op::Spill { to } = task.op {
+            tiers[task.site] = tiers[task.site].max(to);
+        }
+    }
+    let mut counts = BTreeMap::new();
+    for tier in tiers {
+        *counts.entry(tier.to_string()).or_default() += 1;
+    }
+    counts
+}
+
+/// The pass an event belongs to.
+fn pass_of(graph: &SweepGraph, event: &TaskEvent) -> Pass {
+    if event.step + 1 < graph.sites() && event.op != Op::Exact {
+        Pass::LeftToRight
+    } else {
+        Pass::RightToLeft
+    }
+}
+
+/// Busy time and bytes of every lane in every pass.
+fn lane_uses(graph: &SweepGraph, log: &RunLog) -> Vec<LaneUse> {
+    let mut uses = Vec::new();
+    for lane in Lane::ALL {
+        for (pass, name) in [
+            (Pass::LeftToRight, "left-to-right"),
+            (Pass::RightToLeft, "right-to-left"),
+        ] {
+            let mine = |e: &&TaskEvent| e.lane == lane && pass_of(graph, e) == pass;
+            let busy_s: f64 = log
+                .events
+                .iter()
+                .filter(mine)
+                .map(|e| e.end - e.start)
+                .sum();
+            let bytes: u64 = log.events.iter().filter(mine).map(|e| e.bytes).sum();
+            if busy_s > 0.0 {
+                uses.push(LaneUse {
+                    lane: lane.name(),
+                    pass: name,
+                    busy_s,
+                    bytes,
+                    bytes_per_s: bytes as f64 / busy_s,
+                });
+            }
+        }
+    }
+    uses
+}
+
+/// `VmHWM` of this process from `/proc/self/status`, in bytes.
+fn peak_rss() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find_map(|l| l.strip_prefix("VmHWM:"))?;
+    let kb: u64 = line.trim().strip_suffix("kB")?.trim().parse().ok()?;
+    Some(kb * 1024)
 }
 
 impl fmt::Display for Report {
@@ -104,20 +206,61 @@ impl fmt::Display for Report {
             .iter()
             .map(|(op, s)| format!("{op} {s:.3}"))
             .collect();
-        write!(f, "busy (s)       {}", ops.join(", "))
+        writeln!(f, "busy (s)       {}", ops.join(", "))?;
+        let envs: Vec<String> = self
+            .environments
+            .iter()
+            .map(|(tier, n)| format!("{tier} {n}"))
+            .collect();
+        writeln!(f, "environments   {}", envs.join(", "))?;
+        writeln!(
+            f,
+            "stalls →       {}",
+            stall_line(&self.stalls_left_to_right)
+        )?;
+        writeln!(
+            f,
+            "stalls ←       {}",
+            stall_line(&self.stalls_right_to_left)
+        )?;
+        for lane in self.lanes.iter().filter(|l| l.bytes > 0) {
+            writeln!(
+                f,
+                "{:<14} {} {:.3} s, {} at {}/s",
+                lane.lane,
+                if lane.pass == "left-to-right" {
+                    "→"
+                } else {
+                    "←"
+                },
+                lane.busy_s,
+                ByteSize(lane.bytes),
+                ByteSize(lane.bytes_per_s as u64)
+            )?;
+        }
+        let peak = &self.peak_bytes;
+        write!(
+            f,
+            "peak memory    device {}, host {}, disk {}",
+            ByteSize(peak.device),
+            ByteSize(peak.host),
+            ByteSize(peak.disk)
+        )?;
+        if let Some(rss) = self.peak_rss_bytes {
+            write!(f, "; process {}", ByteSize(rss))?;
+        }
+        Ok(())
     }
 }
 
-/// Short name of an operation for the report.
-fn op_name(op: Op) -> &'static str {
-    match op {
-        Op::ReadSite { .. } => "read",
-        Op::Env => "env",
-        Op::Sketch => "sketch",
-        Op::Qr => "qr",
-        Op::Project => "project",
-        Op::First => "first",
-        Op::Exact => "exact",
-        Op::WriteSite => "write",
-    }
+/// One pass's stalls as a line of the report.
+fn stall_line(stalls: &Stalls) -> String {
+    format!(
+        "{:.3} s waiting: environments {:.3}, input cores {:.3}, spills {:.3}, other {:.3}",
+        stalls.total_s(),
+        stalls.environments_s,
+        stalls.input_cores_s,
+        stalls.spills_s,
+        stalls.other_s
+    )
 }

@@ -176,11 +176,9 @@ impl Builder<'_> {
         cost: Meter,
         step: usize,
     ) {
-        let lane = match op {
-            Op::ReadSite { .. } | Op::WriteSite => Lane::Io,
-            _ => Lane::Compute,
-        };
+        let lane = op.lane();
         let (inputs, outputs) = io;
+        let moved_bytes = if lane == Lane::Io { cost.peak_bytes } else { 0 };
         self.tasks.push(Task {
             op,
             site,
@@ -189,6 +187,7 @@ impl Builder<'_> {
             outputs,
             flops: cost.flops,
             peak_bytes: cost.peak_bytes,
+            moved_bytes,
             lane,
             step,
         });

@@ -1,5 +1,6 @@
 //! `DataId`: the name of every value that flows along a graph edge.
 
+use crate::plan::Tier;
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
@@ -75,6 +76,44 @@ pub enum DataId {
         /// Site.
         site: usize,
     },
+    /// A copy of the environment slice `Env { site, cols }` on its way off the device and back.
+    Spilled {
+        /// Last site absorbed.
+        site: usize,
+        /// Sketch columns held.
+        cols: Cols,
+        /// Which copy.
+        stage: Stage,
+    },
+}
+
+/// The copies a spilled environment goes through: device → host (→ disk → host) → device.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum Stage {
+    /// Downloaded to host memory.
+    Host,
+    /// Written to the scratch disk.
+    Disk,
+    /// Read back from disk into host memory.
+    HostReturn,
+    /// Uploaded back to the device, ready for the sketch.
+    Device,
+}
+
+impl DataId {
+    /// The tier a value of this name lives on.
+    pub fn tier(&self) -> Tier {
+        match self {
+            DataId::Spilled {
+                stage: Stage::Host | Stage::HostReturn,
+                ..
+            } => Tier::Host,
+            DataId::Spilled {
+                stage: Stage::Disk, ..
+            } => Tier::Disk,
+            _ => Tier::Device,
+        }
+    }
 }
 
 impl fmt::Display for DataId {
@@ -92,6 +131,7 @@ impl fmt::Display for DataId {
             DataId::Sketch { site, cols } => write!(f, "Y{site}[{cols}]"),
             DataId::Basis { site } => write!(f, "η{site}"),
             DataId::Proj { site } => write!(f, "S{site}"),
+            DataId::Spilled { site, cols, stage } => write!(f, "C{site}[{cols}]@{stage:?}"),
         }
     }
 }

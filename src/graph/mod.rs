@@ -3,10 +3,12 @@
 mod build;
 mod data;
 mod export;
+mod placement;
+mod sizes;
 mod task;
 
 pub use build::GraphOptions;
-pub use data::{Cols, DataId, Pass};
+pub use data::{Cols, DataId, Pass, Stage};
 pub use task::{Lane, Op, Task};
 
 use crate::train::{Kind, StackShape};

@@ -1,6 +1,7 @@
 //! `Task`: one node of the sweep graph, with everything a scheduler needs to know about it.
 
 use super::{Cols, DataId, Pass};
+use crate::plan::Tier;
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
@@ -28,6 +29,48 @@ pub enum Op {
     Exact,
     /// Hand one output core to the sink (memory or disk).
     WriteSite,
+    /// Move an environment slice one tier down, `to` host (from the device) or disk (from host).
+    Spill {
+        /// The tier it lands on.
+        to: Tier,
+    },
+    /// Move an environment slice one tier up, `from` disk (to host) or host (to the device).
+    Fetch {
+        /// The tier it comes from.
+        from: Tier,
+    },
+}
+
+impl Op {
+    /// The lane an operation runs on.
+    pub fn lane(&self) -> Lane {
+        match self {
+            Op::ReadSite { .. } | Op::WriteSite => Lane::Io,
+            Op::Spill { to: Tier::Disk } => Lane::DiskWrite,
+            Op::Spill { .. } => Lane::Download,
+            Op::Fetch { from: Tier::Disk } => Lane::DiskRead,
+            Op::Fetch { .. } => Lane::Upload,
+            _ => Lane::Compute,
+        }
+    }
+
+    /// A short name for reports and traces.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Op::ReadSite { .. } => "read",
+            Op::Env => "env",
+            Op::Sketch => "sketch",
+            Op::Qr => "qr",
+            Op::Project => "project",
+            Op::First => "first",
+            Op::Exact => "exact",
+            Op::WriteSite => "write",
+            Op::Spill { to: Tier::Disk } => "spill-disk",
+            Op::Spill { .. } => "spill-host",
+            Op::Fetch { from: Tier::Disk } => "fetch-disk",
+            Op::Fetch { .. } => "fetch-host",
+        }
+    }
 }
 
 /// The lane (worker queue) a task runs on.
@@ -37,6 +80,38 @@ pub enum Lane {
     Compute,
     /// Reading input cores and writing output cores.
     Io,
+    /// Copies from the device to host memory.
+    Download,
+    /// Copies from host memory to the device.
+    Upload,
+    /// Writes to the scratch disk.
+    DiskWrite,
+    /// Reads from the scratch disk.
+    DiskRead,
+}
+
+impl Lane {
+    /// Every lane, in display order.
+    pub const ALL: [Lane; 6] = [
+        Lane::Compute,
+        Lane::Io,
+        Lane::Download,
+        Lane::Upload,
+        Lane::DiskWrite,
+        Lane::DiskRead,
+    ];
+
+    /// A short name for reports and traces.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Lane::Compute => "compute",
+            Lane::Io => "io",
+            Lane::Download => "download",
+            Lane::Upload => "upload",
+            Lane::DiskWrite => "disk-write",
+            Lane::DiskRead => "disk-read",
+        }
+    }
 }
 
 /// One node of the sweep graph.
@@ -56,9 +131,12 @@ pub struct Task {
     pub flops: f64,
     /// Bytes alive at its peak, inputs and outputs included.
     pub peak_bytes: u64,
+    /// Bytes it moves between tiers or files (read, write, spill and fetch tasks; 0 for compute).
+    pub moved_bytes: u64,
     /// The lane it runs on.
     pub lane: Lane,
     /// Position in the sweep (left-to-right sites, then right-to-left sites): its priority.
+    /// Spills carry the step of the env they follow, fetches the step of the sketch they feed.
     pub step: usize,
 }
 
@@ -73,13 +151,7 @@ impl fmt::Display for Task {
                 layer,
                 pass: Pass::RightToLeft,
             } => format!("read[{layer}]←"),
-            Op::Env => "env".into(),
-            Op::Sketch => "sketch".into(),
-            Op::Qr => "qr".into(),
-            Op::Project => "project".into(),
-            Op::First => "first".into(),
-            Op::Exact => "exact".into(),
-            Op::WriteSite => "write".into(),
+            op => op.name().to_string(),
         };
         match self.cols {
             Some(cols) => write!(f, "{name}({}, {cols})", self.site),

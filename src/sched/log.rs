@@ -1,6 +1,8 @@
 //! `RunLog`: when every task ran, for reports and traces.
 
+use super::Stalls;
 use crate::graph::{Lane, Op, Task};
+use crate::store::TierBytes;
 use petgraph::stable_graph::NodeIndex;
 use std::time::Instant;
 
@@ -15,12 +17,16 @@ pub struct TaskEvent {
     pub lane: Lane,
     /// Its site.
     pub site: usize,
+    /// Its sweep step.
+    pub step: usize,
     /// Seconds from the start of the run to the start of the task.
     pub start: f64,
     /// Seconds from the start of the run to the end of the task.
     pub end: f64,
     /// Real flops it did.
     pub flops: f64,
+    /// Bytes it moved between tiers or files.
+    pub bytes: u64,
 }
 
 /// The finished tasks of one run, in completion order.
@@ -29,6 +35,10 @@ pub struct RunLog {
     origin: Instant,
     /// Every finished task.
     pub events: Vec<TaskEvent>,
+    /// Idle compute by cause: left-to-right pass, then right-to-left pass.
+    pub stalls: [Stalls; 2],
+    /// The most bytes each tier held.
+    pub peak: TierBytes,
 }
 
 impl Default for RunLog {
@@ -43,6 +53,8 @@ impl RunLog {
         RunLog {
             origin: Instant::now(),
             events: Vec::new(),
+            stalls: [Stalls::default(); 2],
+            peak: TierBytes::default(),
         }
     }
 
@@ -54,9 +66,11 @@ impl RunLog {
             op: task.op,
             lane: task.lane,
             site: task.site,
+            step: task.step,
             start: secs(start),
             end: secs(end),
             flops: task.flops,
+            bytes: task.moved_bytes,
         });
     }
 

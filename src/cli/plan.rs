@@ -1,0 +1,86 @@
+//! `srcflow plan`: what a run would do with its memory — batch size, the tier of every
+//! environment and the modelled peaks — without running it.
+
+use super::tiering::TieringArgs;
+use clap::Args;
+use srcflow::io::ProblemDir;
+use srcflow::plan::{ByteSize, Plan, Tier};
+use srcflow::{Engine, Options, Result};
+use std::path::PathBuf;
+
+/// Arguments of `srcflow plan`.
+#[derive(Args)]
+pub struct PlanArgs {
+    /// Problem directory (only headers are read).
+    dir: PathBuf,
+    /// Output bond cap χ̄.
+    #[arg(long)]
+    chi_out: usize,
+    /// Sketch columns per env/sketch task (default: the planner's choice).
+    #[arg(long)]
+    batch_cols: Option<usize>,
+    #[command(flatten)]
+    tiering: TieringArgs,
+    /// Print the plan as JSON.
+    #[arg(long)]
+    json: bool,
+}
+
+/// Runs `srcflow plan`.
+pub fn run(args: PlanArgs) -> Result<()> {
+    let problem = ProblemDir::open(&args.dir)?;
+    let options = Options {
+        batch_cols: args.batch_cols,
+        ..Options::new(args.chi_out)
+    };
+    let engine = Engine::new(options)?.with_tiering(args.tiering.resolve()?);
+    let (_, plan) = engine.prepare(problem.shape())?;
+    let plan = plan.expect("budgets are always resolved");
+    if args.json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&plan).expect("plan serialises")
+        );
+    } else {
+        print!("{}", describe(&plan));
+    }
+    Ok(())
+}
+
+/// The plan as a short table.
+fn describe(plan: &Plan) -> String {
+    let b = &plan.budgets;
+    let p = &plan.profile;
+    let mut text = format!(
+        "batch          {} sketch columns per task\n",
+        plan.batch_cols
+    );
+    for tier in [Tier::Device, Tier::Host, Tier::Disk] {
+        let sites: Vec<String> = (0..plan.tiers.len())
+            .filter(|&j| plan.tiers[j] == tier)
+            .map(|j| j.to_string())
+            .collect();
+        let bytes: u64 = (0..plan.tiers.len())
+            .filter(|&j| plan.tiers[j] == tier)
+            .map(|j| plan.env_bytes[j])
+            .sum();
+        text += &format!(
+            "{:<14} {} environments, {}: sites [{}]\n",
+            tier.to_string(),
+            sites.len(),
+            ByteSize(bytes),
+            sites.join(", ")
+        );
+    }
+    let row = |name: &str, peak: u64, budget: u64| {
+        format!(
+            "{name:<14} peak {} of {}\n",
+            ByteSize(peak),
+            ByteSize(budget)
+        )
+    };
+    text += &row("device memory", p.device.bytes, b.device);
+    text += &row("host memory", plan.process_peak, b.host);
+    text += &row("scratch disk", p.disk.bytes, b.disk);
+    text + &format!("scratch dir    {}\n", b.scratch_dir.display())
+}

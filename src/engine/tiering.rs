@@ -1,0 +1,19 @@
+//! `Tiering`: how a run uses the memory tiers — budgets, prefetch policy, disk rate and faults.
+
+use crate::plan::{Bandwidth, Budgets};
+use crate::sched::Prefetch;
+use crate::store::DiskFault;
+
+/// Out-of-core choices of a run. The default plans nothing: every environment stays on the
+/// device, as for problems that fit.
+#[derive(Debug, Default)]
+pub struct Tiering {
+    /// Budgets to plan for; `None` keeps every environment on the device without planning.
+    pub budgets: Option<Budgets>,
+    /// When fetches of spilled environments start.
+    pub prefetch: Prefetch,
+    /// Caps each disk lane at this rate (experiments with a slow filesystem).
+    pub disk_bandwidth: Option<Bandwidth>,
+    /// Makes a scratch write fail (tests of cleanup).
+    pub disk_fault: Option<DiskFault>,
+}

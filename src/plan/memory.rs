@@ -1,0 +1,143 @@
+//! `MemoryProfile`: bytes on each tier at every compute task of a (placed) sweep graph, from
+//! shapes alone — the planner's model of a run.
+//!
+//! Compute tasks run one after another in step order; every value lives from its producer to
+//! its last consumer. I/O moves values early or late within the scheduler's limits: input
+//! cores are read up to `read_ahead_steps` early, fetched environments arrive up to
+//! `fetch_ahead_steps` early, and spills finish within `spill_lag_steps`. While a task runs it
+//! holds its inputs plus its own peak (intermediates and output).
+
+use super::Tier;
+use crate::graph::{Lane, SweepGraph};
+use petgraph::stable_graph::NodeIndex;
+use petgraph::Direction;
+use serde::Serialize;
+
+/// How far the scheduler lets I/O drift from compute, in sweep steps.
+#[derive(Clone, Copy, Debug)]
+pub struct Drift {
+    /// Input reads may run this many steps ahead.
+    pub read_ahead_steps: usize,
+    /// Fetches may run this many steps ahead.
+    pub fetch_ahead_steps: usize,
+    /// Spills may lag this many steps behind.
+    pub spill_lag_steps: usize,
+}
+
+/// The peak of one tier and where it happens.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct Peak {
+    /// Most bytes at once.
+    pub bytes: u64,
+    /// Site of the compute task running then.
+    pub site: usize,
+    /// Name of that task's kernel.
+    pub kernel: &'static str,
+}
+
+/// Modelled peaks of a run.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct MemoryProfile {
+    /// Device memory.
+    pub device: Peak,
+    /// Host memory (values moved to the host tier).
+    pub host: Peak,
+    /// Device and host together (the whole process on the CPU backend, where both are RAM).
+    pub combined: Peak,
+    /// Scratch disk.
+    pub disk: Peak,
+}
+
+impl MemoryProfile {
+    /// Models the run of `graph` with the given drift.
+    pub fn of(graph: &SweepGraph, drift: Drift) -> MemoryProfile {
+        let order = compute_order(graph);
+        let steps: Vec<usize> = order.iter().map(|&n| graph.graph[n].step).collect();
+        let first_at = |step: usize| steps.partition_point(|&s| s < step).min(steps.len() - 1);
+        let last_at = |step: usize| steps.partition_point(|&s| s <= step).saturating_sub(1);
+        let mut position =
+            vec![usize::MAX; petgraph::visit::NodeIndexable::node_bound(&graph.graph)];
+        for (k, &node) in order.iter().enumerate() {
+            position[node.index()] = k;
+        }
+        let when = |node: NodeIndex, birth: bool| -> usize {
+            let task = &graph.graph[node];
+            match (task.lane, birth) {
+                (Lane::Compute, _) => position[node.index()],
+                (Lane::Io, true) => first_at(task.step.saturating_sub(drift.read_ahead_steps)),
+                (Lane::Upload | Lane::DiskRead, true) => {
+                    first_at(task.step.saturating_sub(drift.fetch_ahead_steps))
+                }
+                (Lane::Upload | Lane::DiskRead, false) => first_at(task.step),
+                (_, true) => first_at(task.step),
+                (_, false) => last_at(task.step + drift.spill_lag_steps.saturating_sub(1)),
+            }
+        };
+        let k = order.len();
+        let mut held = [vec![0i128; k + 1], vec![0i128; k + 1], vec![0i128; k + 1]];
+        for node in graph.graph.node_indices() {
+            let task = &graph.graph[node];
+            for &id in &task.outputs {
+                let readers = graph
+                    .graph
+                    .edges_directed(node, Direction::Outgoing)
+                    .filter(|e| *e.weight() == id)
+                    .map(|e| when(petgraph::visit::EdgeRef::target(&e), false));
+                let (birth, death) = (when(node, true), readers.max().unwrap_or(when(node, true)));
+                let bytes = graph.value_bytes(id) as i128;
+                let lane = &mut held[tier_index(id.tier())];
+                lane[birth.min(death)] += bytes;
+                lane[death.max(birth) + 1] -= bytes;
+            }
+        }
+        for lane in held.iter_mut() {
+            for i in 1..=k {
+                lane[i] += lane[i - 1];
+            }
+        }
+        let mut profile = MemoryProfile::default();
+        for (pos, &node) in order.iter().enumerate() {
+            let task = &graph.graph[node];
+            let own: u64 = task.outputs.iter().map(|&id| graph.value_bytes(id)).sum();
+            let device = (held[0][pos] as u64).saturating_sub(own) + own.max(task.peak_bytes);
+            let host = held[1][pos] as u64;
+            let at = |bytes| Peak {
+                bytes,
+                site: task.site,
+                kernel: task.op.name(),
+            };
+            raise(&mut profile.device, at(device));
+            raise(&mut profile.host, at(host));
+            raise(&mut profile.combined, at(device + host));
+            raise(&mut profile.disk, at(held[2][pos] as u64));
+        }
+        profile
+    }
+}
+
+/// Keeps the larger of two peaks.
+fn raise(peak: &mut Peak, candidate: Peak) {
+    if candidate.bytes > peak.bytes {
+        *peak = candidate;
+    }
+}
+
+/// Index of a tier in the profile's arrays.
+fn tier_index(tier: Tier) -> usize {
+    match tier {
+        Tier::Device => 0,
+        Tier::Host => 1,
+        Tier::Disk => 2,
+    }
+}
+
+/// Compute tasks in the order the compute lane runs them.
+fn compute_order(graph: &SweepGraph) -> Vec<NodeIndex> {
+    let mut order: Vec<NodeIndex> = graph
+        .graph
+        .node_indices()
+        .filter(|&n| graph.graph[n].lane == Lane::Compute)
+        .collect();
+    order.sort_by_key(|&n| (graph.graph[n].step, n.index()));
+    order
+}

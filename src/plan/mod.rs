@@ -1,0 +1,13 @@
+//! Planning a run before it starts: budgets, sizes, and the tier of every environment.
+
+mod budget;
+mod memory;
+mod planner;
+mod size;
+mod tier;
+
+pub use budget::{BudgetArgs, Budgets};
+pub use memory::{Drift, MemoryProfile, Peak};
+pub use planner::{plan, Plan, PlanRequest, PROCESS_BASELINE};
+pub use size::{Bandwidth, ByteSize};
+pub use tier::Tier;

@@ -1,0 +1,174 @@
+//! The planner: shapes and budgets in, a plan out — the batch size and the tier of every
+//! environment — with no data read.
+
+use super::memory::{Drift, MemoryProfile, Peak};
+use super::{Budgets, ByteSize, Tier};
+use crate::error::{Error, Result};
+use crate::graph::{GraphOptions, SweepGraph};
+use crate::train::StackShape;
+use serde::Serialize;
+
+/// Memory the process needs besides the values of the sweep (code, libraries, thread stacks,
+/// allocator slack), measured on this backend by `benches/out_of_core.sh`.
+pub const PROCESS_BASELINE: u64 = 24 << 20;
+
+/// What to plan for.
+#[derive(Clone, Debug)]
+pub struct PlanRequest<'a> {
+    /// The stack's shapes.
+    pub stack: &'a StackShape,
+    /// Output bond cap χ̄.
+    pub chi_out: usize,
+    /// A batch size the user fixed, or `None` to let the planner choose.
+    pub batch_cols: Option<usize>,
+    /// The budgets to fit.
+    pub budgets: &'a Budgets,
+    /// How far the scheduler lets I/O drift from compute.
+    pub drift: Drift,
+    /// True when device memory is host memory (the CPU backend): both count against the host
+    /// budget.
+    pub shared_memory: bool,
+}
+
+/// The planner's decisions and its model of the run's memory.
+#[derive(Clone, Debug, Serialize)]
+pub struct Plan {
+    /// Sketch columns per env and sketch task.
+    pub batch_cols: usize,
+    /// Tier of each environment C_0 … C_{n-2} between the passes.
+    pub tiers: Vec<Tier>,
+    /// Bytes of each environment (all columns).
+    pub env_bytes: Vec<u64>,
+    /// Modelled peak bytes per tier.
+    pub profile: MemoryProfile,
+    /// Modelled peak of the process's resident memory.
+    pub process_peak: u64,
+    /// The budgets planned for.
+    pub budgets: Budgets,
+}
+
+impl Plan {
+    /// Number of environments on `tier`.
+    pub fn count_on(&self, tier: Tier) -> usize {
+        self.tiers.iter().filter(|&&t| t == tier).count()
+    }
+}
+
+/// Plans a run: the largest batch (halving from all columns) for which some placement fits the
+/// budgets, newest environments on the fastest tier. Returns the plan and its placed graph.
+pub fn plan(request: &PlanRequest) -> Result<(Plan, SweepGraph)> {
+    let sketch = request.chi_out;
+    let candidates: Vec<usize> = match request.batch_cols {
+        Some(batch) => vec![batch],
+        None => std::iter::successors(Some(sketch.max(1)), |&b| (b > 1).then(|| b.div_ceil(2)))
+            .collect(),
+    };
+    let mut refusal = None;
+    for batch in candidates {
+        let options = GraphOptions {
+            chi_out: request.chi_out,
+            batch_cols: Some(batch),
+        };
+        let graph = SweepGraph::build(request.stack, &options)?;
+        match place(request, &graph, batch) {
+            Ok(found) => return Ok(found),
+            Err(e) => refusal = Some(e),
+        }
+    }
+    Err(refusal.expect("at least one batch size is tried"))
+}
+
+/// Demotes the oldest environments until the modelled run fits, or says what does not fit.
+fn place(request: &PlanRequest, base: &SweepGraph, batch: usize) -> Result<(Plan, SweepGraph)> {
+    let envs = if base.sites() > 2 {
+        base.sites() - 1
+    } else {
+        0
+    };
+    let mut tiers = vec![Tier::Device; envs];
+    loop {
+        let mut graph = base.clone();
+        graph.place_environments(&tiers)?;
+        let profile = MemoryProfile::of(&graph, request.drift);
+        let process_peak = if request.shared_memory {
+            profile.combined.bytes + PROCESS_BASELINE
+        } else {
+            profile.host.bytes + PROCESS_BASELINE
+        };
+        let budgets = request.budgets;
+        let host_peak = Peak {
+            bytes: process_peak,
+            ..profile.combined
+        };
+        let demote = if profile.device.bytes > budgets.device {
+            demote_oldest(
+                &mut tiers,
+                Tier::Host,
+                "device",
+                profile.device,
+                budgets.device,
+            )
+        } else if process_peak > budgets.host {
+            demote_oldest(&mut tiers, Tier::Disk, "host", host_peak, budgets.host)
+        } else if profile.disk.bytes > budgets.disk {
+            Err(shortfall(
+                "disk",
+                profile.disk,
+                budgets.disk,
+                "scratch disk",
+            ))
+        } else {
+            let env_bytes = (0..envs)
+                .map(|site| base.env_bytes(site, full_cols(base)))
+                .collect();
+            let plan = Plan {
+                batch_cols: batch,
+                tiers,
+                env_bytes,
+                profile,
+                process_peak,
+                budgets: budgets.clone(),
+            };
+            return Ok((plan, graph));
+        };
+        demote?;
+    }
+}
+
+/// All sketch columns of `graph`.
+fn full_cols(graph: &SweepGraph) -> crate::graph::Cols {
+    crate::graph::Cols {
+        start: 0,
+        end: graph.sketch,
+    }
+}
+
+/// Moves the oldest environment above `to` down to `to`; fails when none is left to move.
+fn demote_oldest(tiers: &mut [Tier], to: Tier, tier: &str, peak: Peak, budget: u64) -> Result<()> {
+    match tiers.iter_mut().find(|t| **t < to) {
+        Some(slot) => {
+            *slot = to;
+            Ok(())
+        }
+        None => Err(shortfall(tier, peak, budget, &format!("{tier} memory"))),
+    }
+}
+
+/// The error for a problem that cannot fit a budget: where, how much, and what to change.
+fn shortfall(tier: &str, peak: Peak, budget: u64, what: &str) -> Error {
+    let flag = match tier {
+        "device" => "--device-memory",
+        "host" => "--host-memory",
+        _ => "--disk-space",
+    };
+    Error::Invalid(format!(
+        "the problem does not fit: at site {} ({} kernel) the {what} needs {}, {} more than \
+         the budget of {}, even with every environment that can move off it moved and the \
+         smallest batch; raise {flag} or lower --chi-out",
+        peak.site,
+        peak.kernel,
+        ByteSize(peak.bytes),
+        ByteSize(peak.bytes.saturating_sub(budget)),
+        ByteSize(budget)
+    ))
+}

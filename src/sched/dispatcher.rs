@@ -1,0 +1,346 @@
+//! `Dispatcher`: dependency counts, ready queues, the gates that pace I/O against compute,
+//! and the store of values.
+
+use super::rates::Rates;
+use super::stall::{StallCause, StallClock};
+use super::{interrupted, Done, FetchView, Job, PrefetchPolicy, RunLog, SchedOptions};
+use crate::error::{Error, Result};
+use crate::graph::{DataId, Lane, Op, Pass, Stage, SweepGraph, Task};
+use crate::store::{Store, Value};
+use crossbeam_channel::{Receiver, RecvTimeoutError, Sender};
+use petgraph::stable_graph::NodeIndex;
+use petgraph::visit::{EdgeRef, NodeIndexable};
+use petgraph::Direction;
+use std::cmp::Reverse;
+use std::collections::{BTreeMap, BTreeSet, BinaryHeap, HashMap};
+use std::time::Duration;
+
+/// Ready tasks of one lane, lowest step first.
+type ReadyQueue = BinaryHeap<Reverse<(usize, usize)>>;
+
+/// How often the dispatcher looks for Ctrl-C while lanes are busy.
+const POLL: Duration = Duration::from_millis(50);
+
+/// The dispatcher's state.
+pub(super) struct Dispatcher<'g> {
+    graph: &'g SweepGraph,
+    options: SchedOptions,
+    waiting_on: Vec<usize>,
+    finished: Vec<bool>,
+    ready: HashMap<Lane, ReadyQueue>,
+    busy: HashMap<Lane, bool>,
+    compute_left: BTreeSet<(usize, usize)>,
+    flops_left: BTreeMap<usize, f64>,
+    spills_left: BTreeMap<usize, usize>,
+    window_used: HashMap<Lane, u64>,
+    window_cap: u64,
+    store: Store,
+    rates: Rates,
+    stalls: StallClock,
+    log: RunLog,
+}
+
+impl<'g> Dispatcher<'g> {
+    pub fn new(graph: &'g SweepGraph, options: SchedOptions) -> Self {
+        let bound = graph.graph.node_bound();
+        let largest_fetch = graph
+            .graph
+            .node_weights()
+            .filter(|t| matches!(t.op, Op::Fetch { .. }))
+            .map(|t| t.moved_bytes)
+            .max()
+            .unwrap_or(0);
+        let mut d = Dispatcher {
+            graph,
+            options,
+            waiting_on: vec![0; bound],
+            finished: vec![false; bound],
+            ready: HashMap::new(),
+            busy: HashMap::new(),
+            compute_left: BTreeSet::new(),
+            flops_left: BTreeMap::new(),
+            spills_left: BTreeMap::new(),
+            window_used: HashMap::new(),
+            window_cap: largest_fetch * options.prefetch.window_slices() as u64,
+            store: Store::new(graph),
+            rates: Rates::default(),
+            stalls: StallClock::default(),
+            log: RunLog::new(),
+        };
+        for node in graph.graph.node_indices() {
+            let task = &graph.graph[node];
+            if task.lane == Lane::Compute {
+                d.compute_left.insert((task.step, node.index()));
+                *d.flops_left.entry(task.step).or_default() += task.flops;
+            }
+            if matches!(task.op, Op::Spill { .. }) {
+                *d.spills_left.entry(task.step).or_default() += 1;
+            }
+            let preds = graph
+                .graph
+                .edges_directed(node, Direction::Incoming)
+                .count();
+            d.waiting_on[node.index()] = preds;
+            if preds == 0 {
+                d.make_ready(node);
+            }
+        }
+        d
+    }
+
+    fn make_ready(&mut self, node: NodeIndex) {
+        let task = &self.graph.graph[node];
+        self.ready
+            .entry(task.lane)
+            .or_default()
+            .push(Reverse((task.step, node.index())));
+    }
+
+    /// Dispatches and collects until every task has run, or returns the first error.
+    pub fn run(
+        &mut self,
+        lanes: &HashMap<Lane, Sender<Job>>,
+        done: &Receiver<Done>,
+    ) -> Result<RunLog> {
+        let total = self.graph.graph.node_count();
+        let (mut finished, mut running) = (0, 0);
+        let mut failure: Option<Error> = None;
+        loop {
+            if failure.is_none() && interrupted() {
+                failure = Some(Error::Interrupted);
+            }
+            if failure.is_none() {
+                running += self.dispatch(lanes);
+                self.watch_compute();
+            }
+            if running == 0 {
+                break;
+            }
+            let report = match done.recv_timeout(POLL) {
+                Ok(report) => report,
+                Err(RecvTimeoutError::Timeout) => continue,
+                Err(RecvTimeoutError::Disconnected) => unreachable!("lanes outlive the dispatcher"),
+            };
+            running -= 1;
+            let task = &self.graph.graph[report.node];
+            self.busy.insert(task.lane, false);
+            match report.result {
+                Ok(outputs) if failure.is_none() => {
+                    self.log.record(report.node, task, report.start, report.end);
+                    let amount = if task.lane == Lane::Compute {
+                        task.flops
+                    } else {
+                        task.moved_bytes as f64
+                    };
+                    let seconds = (report.end - report.start).as_secs_f64();
+                    self.rates.record(task.lane, amount, seconds);
+                    self.complete(report.node, outputs);
+                    finished += 1;
+                }
+                Ok(_) => {}
+                Err(e) => {
+                    failure.get_or_insert(e);
+                }
+            }
+        }
+        self.stalls.busy();
+        if let Some(e) = failure {
+            return Err(e);
+        }
+        if finished != total {
+            return Err(Error::Invalid(format!(
+                "sweep graph stalled: {finished} of {total} tasks ran (a cycle?)"
+            )));
+        }
+        let mut log = std::mem::take(&mut self.log);
+        log.stalls = [self.stalls.left_to_right, self.stalls.right_to_left];
+        log.peak = self.store.peak();
+        Ok(log)
+    }
+
+    /// Lowest sweep step with unfinished compute.
+    fn frontier(&self) -> usize {
+        self.compute_left
+            .first()
+            .map_or(usize::MAX, |&(step, _)| step)
+    }
+
+    /// Starts the best ready task on every idle lane whose gate allows it; returns how many.
+    fn dispatch(&mut self, lanes: &HashMap<Lane, Sender<Job>>) -> usize {
+        let mut started = 0;
+        for lane in Lane::ALL {
+            if self.busy.get(&lane).copied().unwrap_or(false) {
+                continue;
+            }
+            let Some(&Reverse((_, index))) = self.ready.entry(lane).or_default().peek() else {
+                continue;
+            };
+            let node = NodeIndex::new(index);
+            if !self.may_start(&self.graph.graph[node]) {
+                continue;
+            }
+            self.ready.get_mut(&lane).expect("seen").pop();
+            let task = &self.graph.graph[node];
+            if matches!(task.op, Op::Fetch { .. }) {
+                *self.window_used.entry(lane).or_default() += task.moved_bytes;
+            }
+            let inputs = self.store.inputs(task);
+            lanes[&lane].send(Job { node, inputs }).expect("lane alive");
+            self.busy.insert(lane, true);
+            if lane == Lane::Compute {
+                self.stalls.busy();
+            }
+            started += 1;
+        }
+        started
+    }
+
+    /// The gate of each lane: read-ahead for inputs, spill lag for the left-to-right pass,
+    /// the prefetch policy and byte window for fetches.
+    fn may_start(&self, task: &Task) -> bool {
+        let frontier = self.frontier();
+        match task.lane {
+            Lane::Io => task.step <= frontier.saturating_add(self.options.read_ahead_steps),
+            Lane::Compute => !self.behind_on_spills(task.step),
+            Lane::Upload | Lane::DiskRead => self.may_fetch(task, frontier),
+            Lane::Download | Lane::DiskWrite => true,
+        }
+    }
+
+    /// True when a spill older than the allowed lag is unfinished at `step`.
+    fn behind_on_spills(&self, step: usize) -> bool {
+        self.spills_left
+            .keys()
+            .next()
+            .is_some_and(|&oldest| oldest + self.options.spill_lag_steps <= step)
+    }
+
+    /// Whether a fetch may start: always for the step compute is at, otherwise within the
+    /// byte window and when the policy agrees.
+    fn may_fetch(&self, task: &Task, frontier: usize) -> bool {
+        if task.step <= frontier {
+            return true;
+        }
+        let used = self.window_used.get(&task.lane).copied().unwrap_or(0);
+        if used + task.moved_bytes > self.window_cap {
+            return false;
+        }
+        let route: &[Lane] = if task.lane == Lane::DiskRead {
+            &[Lane::DiskRead, Lane::Upload]
+        } else {
+            &[Lane::Upload]
+        };
+        let view = FetchView {
+            step: task.step,
+            frontier,
+            seconds_until_needed: self.seconds_until(task.step),
+            seconds_to_fetch: self.rates.seconds_to_move(task.moved_bytes, route),
+        };
+        self.options.prefetch.may_start(&view)
+    }
+
+    /// Estimated compute seconds left before `step` begins, from the measured flop rate.
+    fn seconds_until(&self, step: usize) -> Option<f64> {
+        let rate = self.rates.per_second(Lane::Compute)?;
+        Some(self.flops_left.range(..step).map(|(_, f)| f).sum::<f64>() / rate)
+    }
+
+    /// Books an idle compute lane's time to what the next compute task waits for.
+    fn watch_compute(&mut self) {
+        if self.busy.get(&Lane::Compute).copied().unwrap_or(false) {
+            return;
+        }
+        let Some(&(step, index)) = self.compute_left.first() else {
+            return;
+        };
+        let pass = if step + 1 < self.graph.sites() {
+            Pass::LeftToRight
+        } else {
+            Pass::RightToLeft
+        };
+        let cause = if self
+            .ready
+            .get(&Lane::Compute)
+            .is_some_and(|q| !q.is_empty())
+        {
+            StallCause::Spill
+        } else {
+            self.missing_input(NodeIndex::new(index))
+        };
+        self.stalls.idle(pass, cause);
+    }
+
+    /// What kind of producer `node` still waits for.
+    fn missing_input(&self, node: NodeIndex) -> StallCause {
+        let mut cause = StallCause::Other;
+        for edge in self.graph.graph.edges_directed(node, Direction::Incoming) {
+            if self.finished[edge.source().index()] {
+                continue;
+            }
+            match self.graph.graph[edge.source()].op {
+                Op::Fetch { .. } => return StallCause::Environment,
+                Op::ReadSite { .. } => cause = StallCause::InputCore,
+                _ => {}
+            }
+        }
+        cause
+    }
+
+    /// Stores a finished task's outputs, releases its inputs and readies its successors.
+    fn complete(&mut self, node: NodeIndex, outputs: Vec<Value>) {
+        let task = &self.graph.graph[node];
+        self.finished[node.index()] = true;
+        self.store.finish(task, outputs);
+        self.release_window(task);
+        if task.lane == Lane::Compute {
+            self.compute_left.remove(&(task.step, node.index()));
+            let step_done = self
+                .compute_left
+                .range((task.step, 0)..(task.step + 1, 0))
+                .next()
+                .is_none();
+            if step_done {
+                self.flops_left.remove(&task.step);
+            } else if let Some(flops) = self.flops_left.get_mut(&task.step) {
+                *flops -= task.flops;
+            }
+        }
+        if matches!(task.op, Op::Spill { .. }) {
+            let count = self.spills_left.get_mut(&task.step).expect("counted");
+            *count -= 1;
+            if *count == 0 {
+                self.spills_left.remove(&task.step);
+            }
+        }
+        let successors: Vec<NodeIndex> = self
+            .graph
+            .graph
+            .neighbors_directed(node, Direction::Outgoing)
+            .collect();
+        for next in successors {
+            let waiting = &mut self.waiting_on[next.index()];
+            *waiting -= 1;
+            if *waiting == 0 {
+                self.make_ready(next);
+            }
+        }
+    }
+
+    /// Returns to the fetch window the bytes of fetched values `task` was the last to read.
+    fn release_window(&mut self, task: &Task) {
+        for id in &task.inputs {
+            let DataId::Spilled { site, cols, stage } = *id else {
+                continue;
+            };
+            let lane = match stage {
+                Stage::Device => Lane::Upload,
+                Stage::HostReturn => Lane::DiskRead,
+                _ => continue,
+            };
+            if !self.store.holds(id) {
+                let used = self.window_used.entry(lane).or_default();
+                *used = used.saturating_sub(self.graph.env_bytes(site, cols));
+            }
+        }
+    }
+}

@@ -1,0 +1,154 @@
+//! Prefetch policies: when a fetch task (disk → host, host → device) may start.
+//!
+//! The dispatcher asks the policy about the lowest-step ready fetch of each fetch lane. Fetches
+//! always start in the order their data is needed and only into the byte window the planner
+//! reserved, so a prefetch never displaces data needed sooner; the fetch for the step compute
+//! is at may always start.
+
+use crate::error::{Error, Result};
+use std::fmt;
+use std::str::FromStr;
+
+/// What a policy sees about one fetch that could start now.
+#[derive(Clone, Copy, Debug)]
+pub struct FetchView {
+    /// Sweep step of the task that needs the data.
+    pub step: usize,
+    /// Lowest sweep step with unfinished compute.
+    pub frontier: usize,
+    /// Estimated seconds of compute left before `step` begins (`None` before any measurement).
+    pub seconds_until_needed: Option<f64>,
+    /// Estimated seconds to bring the data all the way to the device (`None` before any
+    /// measurement of the lanes it crosses).
+    pub seconds_to_fetch: Option<f64>,
+}
+
+/// Decides whether a fetch starts now or waits.
+pub trait PrefetchPolicy: Send + Sync + fmt::Debug {
+    /// Whether the fetch described by `view` may start.
+    fn may_start(&self, view: &FetchView) -> bool;
+    /// How many environment slices beyond the one in use it may hold in flight (for the planner).
+    fn window_slices(&self) -> usize;
+}
+
+/// The policies users choose with `--prefetch`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Prefetch {
+    /// Fetch on demand: only when compute has reached the step that needs the data.
+    None,
+    /// Fetch up to K steps ahead of compute.
+    Lookahead(usize),
+    /// Start each fetch when the compute left before it is needed is within `margin` times the
+    /// time the fetch takes, from rates measured during the run (the default).
+    BandwidthAware {
+        /// Safety factor on the estimated fetch time.
+        margin: f64,
+        /// Slices it may hold beyond the one in use.
+        window: usize,
+    },
+}
+
+impl Default for Prefetch {
+    fn default() -> Self {
+        Prefetch::BandwidthAware {
+            margin: 2.0,
+            window: 2,
+        }
+    }
+}
+
+impl PrefetchPolicy for Prefetch {
+    fn may_start(&self, view: &FetchView) -> bool {
+        if view.step <= view.frontier {
+            return true;
+        }
+        match *self {
+            Prefetch::None => false,
+            Prefetch::Lookahead(k) => view.step <= view.frontier + k,
+            Prefetch::BandwidthAware { margin, .. } => {
+                match (view.seconds_until_needed, view.seconds_to_fetch) {
+                    (Some(until), Some(fetch)) => until <= margin * fetch,
+                    _ => view.step <= view.frontier + 1,
+                }
+            }
+        }
+    }
+
+    fn window_slices(&self) -> usize {
+        match *self {
+            Prefetch::None => 0,
+            Prefetch::Lookahead(k) => k,
+            Prefetch::BandwidthAware { window, .. } => window,
+        }
+    }
+}
+
+impl FromStr for Prefetch {
+    type Err = Error;
+
+    /// Parses `none`, `lookahead:K` or `bandwidth` (optionally `bandwidth:WINDOW`).
+    fn from_str(text: &str) -> Result<Self> {
+        let bad = || {
+            Error::Invalid(format!(
+                "unknown prefetch policy '{text}': expected none, lookahead:K (K ≥ 1) \
+                 or bandwidth[:WINDOW]"
+            ))
+        };
+        let (name, arg) = text
+            .split_once(':')
+            .map_or((text, None), |(n, a)| (n, Some(a)));
+        let number = |a: Option<&str>| a.and_then(|a| a.parse::<usize>().ok()).filter(|&k| k >= 1);
+        match (name, arg) {
+            ("none", None) => Ok(Prefetch::None),
+            ("lookahead", arg) => number(arg).map(Prefetch::Lookahead).ok_or_else(bad),
+            ("bandwidth", None) => Ok(Prefetch::default()),
+            ("bandwidth", arg) => {
+                let window = number(arg).ok_or_else(bad)?;
+                Ok(Prefetch::BandwidthAware {
+                    margin: 2.0,
+                    window,
+                })
+            }
+            _ => Err(bad()),
+        }
+    }
+}
+
+impl fmt::Display for Prefetch {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Prefetch::None => write!(f, "none"),
+            Prefetch::Lookahead(k) => write!(f, "lookahead:{k}"),
+            Prefetch::BandwidthAware { window, .. } => write!(f, "bandwidth:{window}"),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn view(step: usize, until: Option<f64>, fetch: Option<f64>) -> FetchView {
+        FetchView {
+            step,
+            frontier: 10,
+            seconds_until_needed: until,
+            seconds_to_fetch: fetch,
+        }
+    }
+
+    #[test]
+    fn policies_parse_and_decide() {
+        let none: Prefetch = "none".parse().unwrap();
+        let ahead: Prefetch = "lookahead:3".parse().unwrap();
+        let bandwidth: Prefetch = "bandwidth".parse().unwrap();
+        assert!(none.may_start(&view(10, None, None)));
+        assert!(!none.may_start(&view(11, None, None)));
+        assert!(ahead.may_start(&view(13, None, None)) && !ahead.may_start(&view(14, None, None)));
+        assert!(bandwidth.may_start(&view(15, Some(1.0), Some(0.6))));
+        assert!(!bandwidth.may_start(&view(15, Some(1.0), Some(0.4))));
+        for bad in ["lookahead", "lookahead:0", "fast", "none:2", "bandwidth:x"] {
+            assert!(bad.parse::<Prefetch>().is_err(), "{bad}");
+        }
+    }
+}

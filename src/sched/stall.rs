@@ -1,0 +1,83 @@
+//! `StallClock`: why the compute lane sat idle — waiting for environments, for input cores,
+//! for spills to drain, or for anything else — per pass.
+
+use crate::graph::Pass;
+use serde::Serialize;
+use std::time::Instant;
+
+/// What idle compute was waiting for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StallCause {
+    /// An environment fetch (host or disk).
+    Environment,
+    /// An input core read.
+    InputCore,
+    /// Earlier spills to finish (back-pressure on the left-to-right pass).
+    Spill,
+    /// Anything else (output writes, scheduling).
+    Other,
+}
+
+/// Seconds of idle compute by cause, for one pass.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
+pub struct Stalls {
+    /// Waiting for environments to be fetched.
+    pub environments_s: f64,
+    /// Waiting for input cores to be read.
+    pub input_cores_s: f64,
+    /// Waiting for spills to drain.
+    pub spills_s: f64,
+    /// Waiting for anything else.
+    pub other_s: f64,
+}
+
+impl Stalls {
+    fn add(&mut self, cause: StallCause, seconds: f64) {
+        let slot = match cause {
+            StallCause::Environment => &mut self.environments_s,
+            StallCause::InputCore => &mut self.input_cores_s,
+            StallCause::Spill => &mut self.spills_s,
+            StallCause::Other => &mut self.other_s,
+        };
+        *slot += seconds;
+    }
+
+    /// All idle seconds.
+    pub fn total_s(&self) -> f64 {
+        self.environments_s + self.input_cores_s + self.spills_s + self.other_s
+    }
+}
+
+/// Times the compute lane's idle spells and books them by pass and cause.
+#[derive(Debug, Default)]
+pub struct StallClock {
+    open: Option<(Instant, Pass, StallCause)>,
+    /// Left-to-right pass.
+    pub left_to_right: Stalls,
+    /// Right-to-left pass.
+    pub right_to_left: Stalls,
+}
+
+impl StallClock {
+    /// Compute is idle now, waiting in `pass` for `cause` (a new cause closes the old spell).
+    pub fn idle(&mut self, pass: Pass, cause: StallCause) {
+        match self.open {
+            Some((_, p, c)) if p == pass && c == cause => {}
+            _ => {
+                self.busy();
+                self.open = Some((Instant::now(), pass, cause));
+            }
+        }
+    }
+
+    /// Compute has work again: closes the open spell.
+    pub fn busy(&mut self) {
+        if let Some((since, pass, cause)) = self.open.take() {
+            let seconds = since.elapsed().as_secs_f64();
+            match pass {
+                Pass::LeftToRight => self.left_to_right.add(cause, seconds),
+                Pass::RightToLeft => self.right_to_left.add(cause, seconds),
+            }
+        }
+    }
+}

@@ -1,0 +1,46 @@
+//! `DiskTier`: the scratch disk as a tier — where spill tasks write and fetch tasks read.
+
+use super::{DiskFault, ScratchDir, SpillFile, Throttle};
+use crate::error::Result;
+use crate::graph::{Cols, Task};
+use crate::tensor::Tensor;
+use std::path::Path;
+
+/// The run's scratch directory with the rate caps and faults of its disk lanes.
+#[derive(Debug)]
+pub struct DiskTier<'f> {
+    scratch: ScratchDir,
+    write_throttle: Throttle,
+    read_throttle: Throttle,
+    fault: Option<&'f DiskFault>,
+}
+
+impl<'f> DiskTier<'f> {
+    /// A disk tier in a new scratch directory under `parent` (stale ones there are removed).
+    pub fn create(parent: &Path, throttle: Throttle, fault: Option<&'f DiskFault>) -> Result<Self> {
+        Ok(DiskTier {
+            scratch: ScratchDir::create(parent)?,
+            write_throttle: throttle,
+            read_throttle: throttle,
+            fault,
+        })
+    }
+
+    /// The run's scratch directory.
+    pub fn dir(&self) -> &Path {
+        self.scratch.path()
+    }
+
+    /// Writes the environment slice of `task` (a spill to disk) to its own file.
+    pub fn write(&self, task: &Task, tensor: &Tensor) -> Result<SpillFile> {
+        let cols = task.cols.unwrap_or(Cols { start: 0, end: 0 });
+        let name = format!("env-{:05}-{}-{}.bin", task.site, cols.start, cols.end);
+        let fault = self.fault.and_then(DiskFault::on_write);
+        SpillFile::write(self.dir().join(name), tensor, self.write_throttle, fault)
+    }
+
+    /// Reads a spilled slice back.
+    pub fn read(&self, file: &SpillFile) -> Result<Tensor> {
+        file.read(self.read_throttle)
+    }
+}

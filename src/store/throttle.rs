@@ -1,0 +1,27 @@
+//! `Throttle`: caps a disk lane's rate, to reproduce a slow filesystem on any machine.
+
+use crate::plan::Bandwidth;
+use std::time::{Duration, Instant};
+
+/// Paces one transfer so it moves no faster than a set rate (no cap when `None`).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Throttle {
+    rate: Option<Bandwidth>,
+}
+
+impl Throttle {
+    /// A throttle at `rate` bytes per second, or none.
+    pub fn new(rate: Option<Bandwidth>) -> Self {
+        Throttle { rate }
+    }
+
+    /// Sleeps until `bytes_done` bytes since `start` no longer exceed the rate.
+    pub fn pace(&self, start: Instant, bytes_done: u64) {
+        if let Some(Bandwidth(rate)) = self.rate {
+            let due = Duration::from_secs_f64(bytes_done as f64 / rate);
+            if let Some(wait) = due.checked_sub(start.elapsed()) {
+                std::thread::sleep(wait);
+            }
+        }
+    }
+}

@@ -1,0 +1,51 @@
+//! `Value`: what flows along a graph edge — a tensor in memory or a spilled file.
+
+use super::SpillFile;
+use crate::error::{Error, Result};
+use crate::tensor::Tensor;
+use std::sync::Arc;
+
+/// A value held by the store: a tensor (device or host memory) or a file on the scratch disk.
+#[derive(Clone, Debug)]
+pub enum Value {
+    /// A tensor in memory.
+    Memory(Arc<Tensor>),
+    /// A tensor written to a scratch file (removed when the last handle drops).
+    File(Arc<SpillFile>),
+}
+
+impl Value {
+    /// Wraps a freshly computed tensor.
+    pub fn tensor(tensor: Tensor) -> Self {
+        Value::Memory(Arc::new(tensor))
+    }
+
+    /// Bytes it occupies on its tier.
+    pub fn bytes(&self) -> u64 {
+        match self {
+            Value::Memory(t) => t.bytes(),
+            Value::File(f) => f.bytes(),
+        }
+    }
+
+    /// The tensor, or an error naming `what` if it is still on disk.
+    pub fn in_memory(&self, what: &dyn std::fmt::Display) -> Result<Arc<Tensor>> {
+        match self {
+            Value::Memory(t) => Ok(Arc::clone(t)),
+            Value::File(f) => Err(Error::Invalid(format!(
+                "{what} needs {} in memory, found it on disk",
+                f.path().display()
+            ))),
+        }
+    }
+
+    /// The spilled file, or an error naming `what` if the value is in memory.
+    pub fn on_disk(&self, what: &dyn std::fmt::Display) -> Result<Arc<SpillFile>> {
+        match self {
+            Value::File(f) => Ok(Arc::clone(f)),
+            Value::Memory(_) => Err(Error::Invalid(format!(
+                "{what} reads a spilled file, found a tensor in memory"
+            ))),
+        }
+    }
+}
