@@ -1,9 +1,10 @@
-//! `srcflow graph`: print the sweep graph of a problem without running it.
+//! `srcflow graph`: print the sweep graph of a problem, placed as a run with the same budgets
+//! would place it, without running it.
 
+use super::tiering::TieringArgs;
 use clap::{Args, ValueEnum};
-use srcflow::graph::GraphOptions;
 use srcflow::io::ProblemDir;
-use srcflow::{Result, SweepGraph};
+use srcflow::{Engine, Options, Result};
 use std::path::PathBuf;
 
 /// Output formats of the graph.
@@ -29,18 +30,19 @@ pub struct GraphArgs {
     /// Output format.
     #[arg(long, value_enum, default_value = "dot")]
     format: Format,
+    #[command(flatten)]
+    tiering: TieringArgs,
 }
 
 /// Runs `srcflow graph`.
 pub fn run(args: GraphArgs) -> Result<()> {
     let problem = ProblemDir::open(&args.dir)?;
-    let graph = SweepGraph::build(
-        problem.shape(),
-        &GraphOptions {
-            chi_out: args.chi_out,
-            batch_cols: args.batch_cols,
-        },
-    )?;
+    let options = Options {
+        batch_cols: args.batch_cols,
+        ..Options::new(args.chi_out)
+    };
+    let engine = Engine::new(options)?.with_tiering(args.tiering.resolve()?);
+    let (graph, _) = engine.prepare(problem.shape())?;
     match args.format {
         Format::Dot => print!("{}", graph.to_dot()),
         Format::Json => println!("{}", graph.to_json()),

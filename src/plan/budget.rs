@@ -70,9 +70,13 @@ fn available_memory() -> Result<u64> {
         })
 }
 
-/// Bytes free to unprivileged users on the filesystem holding `dir`.
+/// Bytes free to unprivileged users on the filesystem that holds (or will hold) `dir`.
 fn free_space(dir: &Path) -> Result<u64> {
     use std::os::unix::ffi::OsStrExt;
+    let dir = dir
+        .ancestors()
+        .find(|d| d.exists())
+        .unwrap_or(Path::new("."));
     let c_path = std::ffi::CString::new(dir.as_os_str().as_bytes()).map_err(|_| {
         Error::Invalid(format!(
             "scratch directory {} contains a NUL byte",

@@ -13,7 +13,7 @@ use petgraph::visit::{EdgeRef, NodeIndexable};
 use petgraph::Direction;
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BTreeSet, BinaryHeap, HashMap};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// Ready tasks of one lane, lowest step first.
 type ReadyQueue = BinaryHeap<Reverse<(usize, usize)>>;
@@ -34,6 +34,8 @@ pub(super) struct Dispatcher<'g> {
     spills_left: BTreeMap<usize, usize>,
     window_used: HashMap<Lane, u64>,
     window_cap: u64,
+    compute_since: Option<Instant>,
+    wake_at: Option<Instant>,
     store: Store,
     rates: Rates,
     stalls: StallClock,
@@ -62,6 +64,8 @@ impl<'g> Dispatcher<'g> {
             spills_left: BTreeMap::new(),
             window_used: HashMap::new(),
             window_cap: largest_fetch * options.prefetch.window_slices() as u64,
+            compute_since: None,
+            wake_at: None,
             store: Store::new(graph),
             rates: Rates::default(),
             stalls: StallClock::default(),
@@ -116,7 +120,10 @@ impl<'g> Dispatcher<'g> {
             if running == 0 {
                 break;
             }
-            let report = match done.recv_timeout(POLL) {
+            let wait = self.wake_at.map_or(POLL, |at| {
+                at.saturating_duration_since(Instant::now()).min(POLL)
+            });
+            let report = match done.recv_timeout(wait) {
                 Ok(report) => report,
                 Err(RecvTimeoutError::Timeout) => continue,
                 Err(RecvTimeoutError::Disconnected) => unreachable!("lanes outlive the dispatcher"),
@@ -124,6 +131,9 @@ impl<'g> Dispatcher<'g> {
             running -= 1;
             let task = &self.graph.graph[report.node];
             self.busy.insert(task.lane, false);
+            if task.lane == Lane::Compute {
+                self.compute_since = None;
+            }
             match report.result {
                 Ok(outputs) if failure.is_none() => {
                     self.log.record(report.node, task, report.start, report.end);
@@ -168,6 +178,7 @@ impl<'g> Dispatcher<'g> {
     /// Starts the best ready task on every idle lane whose gate allows it; returns how many.
     fn dispatch(&mut self, lanes: &HashMap<Lane, Sender<Job>>) -> usize {
         let mut started = 0;
+        self.wake_at = None;
         for lane in Lane::ALL {
             if self.busy.get(&lane).copied().unwrap_or(false) {
                 continue;
@@ -189,6 +200,7 @@ impl<'g> Dispatcher<'g> {
             self.busy.insert(lane, true);
             if lane == Lane::Compute {
                 self.stalls.busy();
+                self.compute_since = Some(Instant::now());
             }
             started += 1;
         }
@@ -197,7 +209,7 @@ impl<'g> Dispatcher<'g> {
 
     /// The gate of each lane: read-ahead for inputs, spill lag for the left-to-right pass,
     /// the prefetch policy and byte window for fetches.
-    fn may_start(&self, task: &Task) -> bool {
+    fn may_start(&mut self, task: &Task) -> bool {
         let frontier = self.frontier();
         match task.lane {
             Lane::Io => task.step <= frontier.saturating_add(self.options.read_ahead_steps),
@@ -216,8 +228,9 @@ impl<'g> Dispatcher<'g> {
     }
 
     /// Whether a fetch may start: always for the step compute is at, otherwise within the
-    /// byte window and when the policy agrees.
-    fn may_fetch(&self, task: &Task, frontier: usize) -> bool {
+    /// byte window and when the policy agrees; a policy that names a later moment sets the
+    /// dispatcher's next wake-up.
+    fn may_fetch(&mut self, task: &Task, frontier: usize) -> bool {
         if task.step <= frontier {
             return true;
         }
@@ -236,13 +249,26 @@ impl<'g> Dispatcher<'g> {
             seconds_until_needed: self.seconds_until(task.step),
             seconds_to_fetch: self.rates.seconds_to_move(task.moved_bytes, route),
         };
-        self.options.prefetch.may_start(&view)
+        match self.options.prefetch.start_in(&view) {
+            Some(due) if due <= 0.0 => true,
+            Some(due) => {
+                let at = Instant::now() + Duration::from_secs_f64(due);
+                self.wake_at = Some(self.wake_at.map_or(at, |w| w.min(at)));
+                false
+            }
+            None => false,
+        }
     }
 
-    /// Estimated compute seconds left before `step` begins, from the measured flop rate.
+    /// Estimated compute seconds left before `step` begins: the flops of earlier steps not yet
+    /// done at the measured rate, less what the running task has already done.
     fn seconds_until(&self, step: usize) -> Option<f64> {
         let rate = self.rates.per_second(Lane::Compute)?;
-        Some(self.flops_left.range(..step).map(|(_, f)| f).sum::<f64>() / rate)
+        let left = self.flops_left.range(..step).map(|(_, f)| f).sum::<f64>() / rate;
+        let running = self
+            .compute_since
+            .map_or(0.0, |t| t.elapsed().as_secs_f64());
+        Some((left - running).max(0.0))
     }
 
     /// Books an idle compute lane's time to what the next compute task waits for.

@@ -23,10 +23,11 @@ pub struct FetchView {
     pub seconds_to_fetch: Option<f64>,
 }
 
-/// Decides whether a fetch starts now or waits.
+/// Decides when a fetch starts.
 pub trait PrefetchPolicy: Send + Sync + fmt::Debug {
-    /// Whether the fetch described by `view` may start.
-    fn may_start(&self, view: &FetchView) -> bool;
+    /// Seconds from now until the fetch described by `view` should start (zero or less: now),
+    /// or `None` to decide again at the next completion.
+    fn start_in(&self, view: &FetchView) -> Option<f64>;
     /// How many environment slices beyond the one in use it may hold in flight (for the planner).
     fn window_slices(&self) -> usize;
 }
@@ -58,17 +59,18 @@ impl Default for Prefetch {
 }
 
 impl PrefetchPolicy for Prefetch {
-    fn may_start(&self, view: &FetchView) -> bool {
+    fn start_in(&self, view: &FetchView) -> Option<f64> {
+        let now_if = |yes: bool| yes.then_some(0.0);
         if view.step <= view.frontier {
-            return true;
+            return Some(0.0);
         }
         match *self {
-            Prefetch::None => false,
-            Prefetch::Lookahead(k) => view.step <= view.frontier + k,
+            Prefetch::None => None,
+            Prefetch::Lookahead(k) => now_if(view.step <= view.frontier + k),
             Prefetch::BandwidthAware { margin, .. } => {
                 match (view.seconds_until_needed, view.seconds_to_fetch) {
-                    (Some(until), Some(fetch)) => until <= margin * fetch,
-                    _ => view.step <= view.frontier + 1,
+                    (Some(until), Some(fetch)) => Some(until - margin * fetch),
+                    _ => now_if(view.step <= view.frontier + 1),
                 }
             }
         }
@@ -142,11 +144,17 @@ mod tests {
         let none: Prefetch = "none".parse().unwrap();
         let ahead: Prefetch = "lookahead:3".parse().unwrap();
         let bandwidth: Prefetch = "bandwidth".parse().unwrap();
-        assert!(none.may_start(&view(10, None, None)));
-        assert!(!none.may_start(&view(11, None, None)));
-        assert!(ahead.may_start(&view(13, None, None)) && !ahead.may_start(&view(14, None, None)));
-        assert!(bandwidth.may_start(&view(15, Some(1.0), Some(0.6))));
-        assert!(!bandwidth.may_start(&view(15, Some(1.0), Some(0.4))));
+        assert_eq!(none.start_in(&view(10, None, None)), Some(0.0));
+        assert_eq!(none.start_in(&view(11, None, None)), None);
+        assert_eq!(ahead.start_in(&view(13, None, None)), Some(0.0));
+        assert_eq!(ahead.start_in(&view(14, None, None)), None);
+        let due = bandwidth.start_in(&view(15, Some(1.0), Some(0.4))).unwrap();
+        assert!(
+            (due - 0.2).abs() < 1e-12,
+            "starts 2 × 0.4 s before it is needed: {due}"
+        );
+        assert_eq!(bandwidth.start_in(&view(12, None, None)), None);
+        assert_eq!(bandwidth.start_in(&view(11, None, None)), Some(0.0));
         for bad in ["lookahead", "lookahead:0", "fast", "none:2", "bandwidth:x"] {
             assert!(bad.parse::<Prefetch>().is_err(), "{bad}");
         }

@@ -12,8 +12,8 @@ use std::time::Instant;
 
 /// Alignment of direct I/O buffers, offsets and lengths.
 const ALIGN: usize = 4096;
-/// Bytes moved per system call.
-const BLOCK: usize = 8 << 20;
+/// Bytes moved per system call (and the size of each disk lane's bounce buffer).
+pub const BLOCK: usize = 8 << 20;
 
 /// A tensor stored in a scratch file; the file is removed when this handle drops.
 #[derive(Debug)]
@@ -42,7 +42,7 @@ impl SpillFile {
             return Err(fail(e));
         }
         let bytes = as_bytes(tensor.data());
-        let mut buffer = AlignedBlock::new();
+        let mut buffer = AlignedBlock::new(bytes.len());
         let start = Instant::now();
         for (i, chunk) in bytes.chunks(BLOCK).enumerate() {
             let padded = buffer.fill_from(chunk);
@@ -64,7 +64,7 @@ impl SpillFile {
         let len: usize = self.shape.iter().product();
         let mut data = vec![C64::new(0.0, 0.0); len];
         let bytes = as_bytes_mut(&mut data);
-        let mut buffer = AlignedBlock::new();
+        let mut buffer = AlignedBlock::new(bytes.len());
         let start = Instant::now();
         for (i, chunk) in bytes.chunks_mut(BLOCK).enumerate() {
             let padded = chunk.len().next_multiple_of(ALIGN);
@@ -141,28 +141,28 @@ fn as_bytes_mut(data: &mut [C64]) -> &mut [u8] {
     unsafe { std::slice::from_raw_parts_mut(data.as_mut_ptr().cast(), std::mem::size_of_val(data)) }
 }
 
-/// A `BLOCK`-byte buffer aligned for direct I/O.
+/// A buffer aligned for direct I/O, one block long (less for a smaller file).
 struct AlignedBlock {
     ptr: *mut u8,
+    layout: Layout,
 }
 
 impl AlignedBlock {
-    fn layout() -> Layout {
-        Layout::from_size_align(BLOCK, ALIGN).expect("valid layout")
-    }
-
-    fn new() -> Self {
+    /// A buffer for moving `len` bytes in blocks.
+    fn new(len: usize) -> Self {
+        let size = len.next_multiple_of(ALIGN).clamp(ALIGN, BLOCK);
+        let layout = Layout::from_size_align(size, ALIGN).expect("valid layout");
         // SAFETY: the layout has a non-zero size.
-        let ptr = unsafe { alloc_zeroed(Self::layout()) };
+        let ptr = unsafe { alloc_zeroed(layout) };
         if ptr.is_null() {
-            std::alloc::handle_alloc_error(Self::layout());
+            std::alloc::handle_alloc_error(layout);
         }
-        AlignedBlock { ptr }
+        AlignedBlock { ptr, layout }
     }
 
     fn bytes_mut(&mut self) -> &mut [u8] {
-        // SAFETY: `ptr` owns BLOCK initialised bytes for the buffer's lifetime.
-        unsafe { std::slice::from_raw_parts_mut(self.ptr, BLOCK) }
+        // SAFETY: `ptr` owns `layout.size()` initialised bytes for the buffer's lifetime.
+        unsafe { std::slice::from_raw_parts_mut(self.ptr, self.layout.size()) }
     }
 
     /// Copies `chunk` in, zero-pads it to the alignment and returns the padded bytes.
@@ -177,8 +177,8 @@ impl AlignedBlock {
 
 impl Drop for AlignedBlock {
     fn drop(&mut self) {
-        // SAFETY: allocated in `new` with the same layout.
-        unsafe { dealloc(self.ptr, Self::layout()) };
+        // SAFETY: allocated in `new` with this layout.
+        unsafe { dealloc(self.ptr, self.layout) };
     }
 }
 

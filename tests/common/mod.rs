@@ -1,0 +1,102 @@
+//! Helpers shared by the out-of-core tests: a problem whose environments dominate its memory,
+//! engines with given budgets, and budgets that force environments onto every tier.
+// Each test binary compiles this module and uses only part of it.
+#![allow(dead_code)]
+
+use srcflow::engine::Tiering;
+use srcflow::gen::{generate, ProblemKind, ProblemSpec};
+use srcflow::plan::{Budgets, Plan, Tier};
+use srcflow::{Engine, Options, Stack};
+use std::path::Path;
+
+pub const CHI_OUT: usize = 32;
+pub const PLENTY: u64 = 1 << 40;
+
+/// Random MPO · MPS on 32 sites: environments of 64 kB each dominate its memory.
+pub fn problem() -> Stack {
+    let spec = ProblemSpec {
+        sites: 32,
+        bond: 32,
+        mpo_bond: 4,
+        ..ProblemSpec::default()
+    };
+    generate(ProblemKind::Random, &spec).unwrap()
+}
+
+/// An engine with budgets `device` and `host` (disk unlimited) and scratch under `scratch`.
+pub fn engine(device: u64, host: u64, scratch: &Path, batch: Option<usize>) -> Engine {
+    engine_with(device, host, scratch, batch, Tiering::default())
+}
+
+/// Like [`engine`], with the other tiering choices taken from `tiering`.
+pub fn engine_with(
+    device: u64,
+    host: u64,
+    scratch: &Path,
+    batch: Option<usize>,
+    tiering: Tiering,
+) -> Engine {
+    let options = Options {
+        batch_cols: batch,
+        ..Options::new(CHI_OUT)
+    };
+    let budgets = Budgets {
+        device,
+        host,
+        disk: PLENTY,
+        scratch_dir: scratch.to_path_buf(),
+    };
+    Engine::new(options).unwrap().with_tiering(Tiering {
+        budgets: Some(budgets),
+        ..tiering
+    })
+}
+
+/// The plan `engine` makes for `stack`.
+pub fn plan_of(engine: &Engine, stack: &Stack) -> Plan {
+    engine.prepare(&stack.shape()).unwrap().1.unwrap()
+}
+
+/// Bytes of the plan's largest environment.
+pub fn largest_env(plan: &Plan) -> u64 {
+    plan.env_bytes.iter().copied().max().unwrap()
+}
+
+/// The largest device budget that moves at least one environment to the host.
+pub fn device_budget_with_host_tier(stack: &Stack, scratch: &Path, batch: Option<usize>) -> u64 {
+    let all_device = plan_of(&engine(PLENTY, PLENTY, scratch, batch), stack);
+    let env = largest_env(&all_device);
+    let mut device = all_device.profile.device.bytes;
+    loop {
+        device -= env / 2;
+        let plan = plan_of(&engine(device, PLENTY, scratch, batch), stack);
+        if plan.count_on(Tier::Host) > 0 {
+            return device;
+        }
+    }
+}
+
+/// Budgets (device, host) that put some environments on the host and at least half on disk.
+pub fn budgets_for_every_tier(stack: &Stack, scratch: &Path, batch: Option<usize>) -> (u64, u64) {
+    let device = device_budget_with_host_tier(stack, scratch, batch);
+    let all_device = plan_of(&engine(PLENTY, PLENTY, scratch, batch), stack);
+    let env = largest_env(&all_device);
+    let mut host = all_device.process_peak;
+    loop {
+        let plan = plan_of(&engine(device, host, scratch, batch), stack);
+        if 2 * plan.count_on(Tier::Disk) >= plan.tiers.len() {
+            assert!(plan.count_on(Tier::Host) + plan.count_on(Tier::Device) > 0);
+            return (device, host);
+        }
+        host -= env / 2;
+    }
+}
+
+/// Fails unless `dir` is empty.
+pub fn assert_empty(dir: &Path) {
+    let left: Vec<_> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert!(left.is_empty(), "scratch left behind: {left:?}");
+}

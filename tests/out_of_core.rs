@@ -1,0 +1,131 @@
+//! Out-of-core runs: wherever the planner puts the environments (device, host, disk), the
+//! result is the same, and the scratch directory is empty afterwards — after success, after a
+//! failed write and after a full disk.
+
+mod common;
+
+use common::*;
+use srcflow::engine::Tiering;
+use srcflow::ops::distance;
+use srcflow::plan::Tier;
+use srcflow::sched::Prefetch;
+use srcflow::{Engine, Options, Train};
+
+fn assert_same(out: &Train, reference: &Train, what: &str) {
+    let d = distance(out, reference).unwrap();
+    assert!(
+        d <= 1e-12,
+        "{what}: distance {d:e} to the all-in-memory result"
+    );
+}
+
+#[test]
+fn results_do_not_depend_on_where_environments_live() {
+    let stack = problem();
+    let scratch = tempfile::tempdir().unwrap();
+    let (reference, _) = Engine::new(Options::new(CHI_OUT))
+        .unwrap()
+        .run(&stack)
+        .unwrap();
+
+    let device_only = engine(PLENTY, PLENTY, scratch.path(), None);
+    assert_eq!(plan_of(&device_only, &stack).count_on(Tier::Device), 31);
+    assert_same(
+        &device_only.run(&stack).unwrap().0,
+        &reference,
+        "device only",
+    );
+
+    let device = device_budget_with_host_tier(&stack, scratch.path(), None);
+    let with_host = engine(device, PLENTY, scratch.path(), None);
+    let plan = plan_of(&with_host, &stack);
+    assert!(plan.count_on(Tier::Host) >= 1 && plan.count_on(Tier::Disk) == 0);
+    let (out, report) = with_host.run(&stack).unwrap();
+    assert_same(&out, &reference, "device + host");
+    assert_eq!(
+        report.environments.get("host"),
+        Some(&plan.count_on(Tier::Host))
+    );
+
+    for batch in [None, Some(7)] {
+        let (device, host) = budgets_for_every_tier(&stack, scratch.path(), batch);
+        let everywhere = engine(device, host, scratch.path(), batch);
+        let plan = plan_of(&everywhere, &stack);
+        let (out, report) = everywhere.run(&stack).unwrap();
+        assert_same(
+            &out,
+            &reference,
+            &format!("device + host + disk, batch {batch:?}"),
+        );
+        assert_eq!(
+            report.environments.get("disk"),
+            Some(&plan.count_on(Tier::Disk))
+        );
+        assert!(report.peak_bytes.disk > 0, "environments went to disk");
+        assert_empty(scratch.path());
+    }
+}
+
+#[test]
+fn every_prefetch_policy_gives_the_same_result() {
+    let stack = problem();
+    let scratch = tempfile::tempdir().unwrap();
+    let (device, host) = budgets_for_every_tier(&stack, scratch.path(), None);
+    let mut outputs = Vec::new();
+    for policy in [
+        "none",
+        "lookahead:1",
+        "lookahead:3",
+        "bandwidth",
+        "bandwidth:1",
+    ] {
+        let tiering = Tiering {
+            prefetch: policy.parse::<Prefetch>().unwrap(),
+            ..Tiering::default()
+        };
+        let engine = engine_with(device, host, scratch.path(), None, tiering);
+        outputs.push(engine.run(&stack).unwrap().0);
+        assert_empty(scratch.path());
+    }
+    for out in &outputs[1..] {
+        assert_eq!(out.cores(), outputs[0].cores(), "bitwise the same output");
+    }
+}
+
+#[test]
+fn a_failed_or_full_disk_names_the_file_and_leaves_no_scratch() {
+    let stack = problem();
+    let scratch = tempfile::tempdir().unwrap();
+    let (device, host) = budgets_for_every_tier(&stack, scratch.path(), None);
+    for (fault, message) in [("eio:2", "Input/output error"), ("enospc", "No space left")] {
+        let tiering = Tiering {
+            disk_fault: Some(fault.parse().unwrap()),
+            ..Tiering::default()
+        };
+        let engine = engine_with(device, host, scratch.path(), None, tiering);
+        let err = engine.run(&stack).unwrap_err().to_string();
+        assert!(
+            err.contains(message) && err.contains(".bin"),
+            "{fault}: {err}"
+        );
+        assert!(
+            err.contains("srcflow-scratch-"),
+            "names the scratch file: {err}"
+        );
+        assert_empty(scratch.path());
+    }
+}
+
+#[test]
+fn a_problem_that_cannot_fit_is_refused_before_it_starts() {
+    let stack = problem();
+    let scratch = tempfile::tempdir().unwrap();
+    let engine = engine(PLENTY, 1 << 20, scratch.path(), None);
+    let err = engine.prepare(&stack.shape()).unwrap_err().to_string();
+    assert!(
+        err.contains("at site") && err.contains("more than the budget"),
+        "{err}"
+    );
+    assert!(err.contains("--host-memory"), "says what to change: {err}");
+    assert_empty(scratch.path());
+}

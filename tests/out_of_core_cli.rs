@@ -1,0 +1,177 @@
+//! The out-of-core options on the command line: plans, refusals, Ctrl-C and stale scratch.
+
+mod common;
+
+use common::*;
+use srcflow::io::write_stack;
+use std::path::Path;
+use std::process::{Command, Output};
+use std::time::{Duration, Instant};
+
+fn srcflow(args: &[&str]) -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_srcflow"));
+    command.args(args);
+    command
+}
+
+fn stderr(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+/// The problem written to `dir/problem`, and budgets that put half its environments on disk.
+fn problem_on_disk(dir: &Path) -> (String, String, String) {
+    let stack = problem();
+    let path = dir.join("problem");
+    write_stack(&path, &stack).unwrap();
+    let (device, host) = budgets_for_every_tier(&stack, dir, None);
+    (
+        path.to_str().unwrap().into(),
+        format!("{device}B"),
+        format!("{host}B"),
+    )
+}
+
+#[test]
+fn plan_shows_the_tiers_and_refuses_what_cannot_fit() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (problem, device, host) = problem_on_disk(tmp.path());
+    let chi = CHI_OUT.to_string();
+    let ok = srcflow(&[
+        "plan",
+        &problem,
+        "--chi-out",
+        &chi,
+        "--device-memory",
+        &device,
+    ])
+    .args(["--host-memory", &host])
+    .output()
+    .unwrap();
+    let text = String::from_utf8_lossy(&ok.stdout);
+    assert!(ok.status.success(), "{}", stderr(&ok));
+    assert!(
+        text.contains("disk") && text.contains("host memory"),
+        "{text}"
+    );
+    let refused = srcflow(&["plan", &problem, "--chi-out", &chi, "--host-memory", "1MB"])
+        .output()
+        .unwrap();
+    assert_eq!(refused.status.code(), Some(1));
+    let message = stderr(&refused);
+    assert!(
+        message.contains("at site") && message.contains("more than the budget"),
+        "{message}"
+    );
+}
+
+#[test]
+fn unreadable_sizes_and_policies_are_named() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (problem, _, _) = problem_on_disk(tmp.path());
+    for (flag, value) in [
+        ("--host-memory", "12XB"),
+        ("--device-memory", "1.2.3GB"),
+        ("--disk-bandwidth", "200MB"),
+        ("--prefetch", "lookahead:0"),
+        ("--inject-disk-error", "full"),
+    ] {
+        let out = tmp.path().join("out");
+        let output = srcflow(&["run", &problem, "--chi-out", "8", "--out"])
+            .arg(&out)
+            .args([flag, value])
+            .output()
+            .unwrap();
+        assert_eq!(output.status.code(), Some(2), "{flag} {value}");
+        assert!(
+            stderr(&output).contains(value),
+            "{flag}: {}",
+            stderr(&output)
+        );
+        assert!(!out.exists());
+    }
+}
+
+#[test]
+fn ctrl_c_stops_the_run_and_removes_scratch_and_output() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (problem, device, host) = problem_on_disk(tmp.path());
+    let scratch = tmp.path().join("scratch");
+    let out = tmp.path().join("out");
+    let mut child = srcflow(&["run", &problem, "--chi-out", &CHI_OUT.to_string()])
+        .args(["--device-memory", &device, "--host-memory", &host])
+        .args(["--disk-bandwidth", "1MB/s", "--scratch-dir"])
+        .arg(&scratch)
+        .arg("--out")
+        .arg(&out)
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let spilled = |dir: &Path| {
+        std::fs::read_dir(dir)
+            .ok()
+            .into_iter()
+            .flatten()
+            .flatten()
+            .any(|run| {
+                std::fs::read_dir(run.path()).is_ok_and(|mut files| {
+                    files
+                        .any(|f| f.is_ok_and(|f| f.file_name().to_string_lossy().ends_with(".bin")))
+                })
+            })
+    };
+    let start = Instant::now();
+    while !spilled(&scratch) {
+        if start.elapsed() > Duration::from_secs(60) {
+            let _ = child.kill();
+        }
+        if let Ok(Some(status)) = child.try_wait() {
+            let output = child.wait_with_output().unwrap();
+            panic!(
+                "no spill file appeared; srcflow ended with {status}: {}",
+                stderr(&output)
+            );
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    // SAFETY: sends SIGINT to the child we spawned.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let output = child.wait_with_output().unwrap();
+    assert_eq!(output.status.code(), Some(130), "{}", stderr(&output));
+    assert!(
+        stderr(&output).contains("interrupted"),
+        "{}",
+        stderr(&output)
+    );
+    assert_empty(&scratch);
+    assert!(!out.exists(), "no output after an interrupted run");
+    let siblings: Vec<_> = std::fs::read_dir(tmp.path()).unwrap().flatten().collect();
+    assert_eq!(
+        siblings.len(),
+        2,
+        "only the problem and the scratch parent remain"
+    );
+}
+
+#[test]
+fn a_dead_runs_scratch_is_removed_at_the_next_start() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (problem, _, _) = problem_on_disk(tmp.path());
+    let scratch = tmp.path().join("scratch");
+    let stale = scratch.join("srcflow-scratch-1-1");
+    std::fs::create_dir_all(&stale).unwrap();
+    std::fs::write(stale.join(".lock"), b"").unwrap();
+    std::fs::write(stale.join("env-00003-0-32.bin"), vec![0u8; 4096]).unwrap();
+    let output = srcflow(&["run", &problem, "--chi-out", "8", "--scratch-dir"])
+        .arg(&scratch)
+        .arg("--out")
+        .arg(tmp.path().join("out"))
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert!(
+        stderr(&output).contains("removed 1 scratch directory"),
+        "{}",
+        stderr(&output)
+    );
+    assert_empty(&scratch);
+}
