@@ -4,6 +4,7 @@
 //! Quick use: [`apply`], [`compress`] and [`src`] on in-memory [`Train`]s; for the graph itself,
 //! [`SweepGraph::build`] and [`Engine::run_graph`].
 
+pub mod alloc;
 pub mod backend;
 pub mod engine;
 pub mod error;

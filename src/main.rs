@@ -2,27 +2,27 @@
 
 mod cli;
 
+/// Large buffers come from srcflow's block cache (see `srcflow::alloc`).
+#[global_allocator]
+static ALLOCATOR: srcflow::alloc::BlockCache = srcflow::alloc::BlockCache;
+
 fn main() -> std::process::ExitCode {
     keep_freed_memory();
     quit_quietly_on_closed_pipe();
     cli::main()
 }
 
-/// Keeps freed memory in one heap instead of returning it to the OS.
+/// Keeps freed mid-sized buffers (below the block cache's 1 MiB) in the heap.
 ///
-/// The sweep allocates and frees buffers of tens of MB in every task. By default glibc serves
-/// them with fresh `mmap`s, which the kernel must zero page by page on first touch (measured with
-/// `perf`: a quarter of a sweep). With a high mmap threshold and no trimming, freed buffers are
-/// reused as they are. One arena for all threads lets a buffer freed by one lane serve the next
-/// allocation of another, so the heap's high-water mark stays near the planner's model of the
-/// run's memory (per-thread arenas each grew to their own high-water mark: +35 % measured).
+/// By default glibc serves buffers from 128 KiB up with fresh `mmap`s, which the kernel must
+/// zero page by page on first touch. With a high mmap threshold and no trimming, freed buffers
+/// are reused as they are.
 fn keep_freed_memory() {
     const ONE_GIB: libc::c_int = 1 << 30;
     // SAFETY: mallopt only changes allocator tuning; it is called before any other thread exists.
     unsafe {
         libc::mallopt(libc::M_MMAP_THRESHOLD, ONE_GIB);
         libc::mallopt(libc::M_TRIM_THRESHOLD, libc::c_int::MAX);
-        libc::mallopt(libc::M_ARENA_MAX, 1);
     }
 }
 

@@ -19,6 +19,7 @@ import argparse
 import json
 import logging
 import re
+import resource
 import sys
 import time
 from pathlib import Path
@@ -29,23 +30,47 @@ import src_method
 FORMAT = "srcflow/1"
 
 
-def load_train(directory: Path) -> list[np.ndarray]:
-    """Load `<directory>/<site:05>.npy` for sites 0..n-1 as a list of arrays."""
+def load_train(directory: Path, lazy: bool) -> list[np.ndarray]:
+    """Load `<directory>/<site:05>.npy` for sites 0..n-1 (memory-mapped when `lazy`)."""
     files = sorted(p for p in directory.glob("*.npy") if re.fullmatch(r"\d{5}", p.stem))
     if [int(p.stem) for p in files] != list(range(len(files))) or not files:
         sys.exit(f"{directory}: expected site files 00000.npy .. contiguously")
-    return [np.load(p) for p in files]
+    return [np.load(p, mmap_mode="r" if lazy else None) for p in files]
 
 
-def load_problem(problem: Path) -> tuple[list[list[np.ndarray]], list[str]]:
+def load_problem(problem: Path, lazy: bool) -> tuple[list[list[np.ndarray]], list[str]]:
     """Load every layer of a problem directory, in manifest (mathematical) order."""
     manifest = json.loads((problem / "manifest.json").read_text())
     if manifest.get("format") != FORMAT:
         sys.exit(f"{problem}: unsupported format {manifest.get('format')!r}")
     layers = manifest["layers"]
-    return [load_train(problem / layer["name"]) for layer in layers], [
+    return [load_train(problem / layer["name"], lazy) for layer in layers], [
         layer["kind"] for layer in layers
     ]
+
+
+class SweepLog(logging.Handler):
+    """Collects the pass times, stalls and planned host peak src-method logs at DEBUG."""
+
+    PATTERNS = {
+        "left_to_right_s": r"Left-to-right sweep: ([\d.]+) s",
+        "right_to_left_s": r"Right-to-left sweep: ([\d.]+) s",
+        "stall_sites_s": r"SRC stalls: sites ([\d.]+) s",
+        "stall_environments_s": r"SRC stalls: .*environments ([\d.]+) s",
+        "planned_host_peak": r"host peak=(\d+) B",
+        "planned_disk_bytes": r"disk=(\d+) B",
+    }
+
+    def __init__(self) -> None:
+        super().__init__(level=logging.DEBUG)
+        self.values: dict[str, float] = {}
+
+    def emit(self, record: logging.LogRecord) -> None:
+        message = record.getMessage()
+        for key, pattern in self.PATTERNS.items():
+            found = re.search(pattern, message)
+            if found:
+                self.values[key] = float(found.group(1))
 
 
 def write_problem(out: Path, train: list[np.ndarray], kind: str) -> None:
@@ -82,6 +107,8 @@ def main() -> None:
         "--oversample", type=parse_oversample, default=None,
         help="sketch factor >= 1.0 (src-method default 1.0), or 'paper' for its None",
     )
+    ap.add_argument("--host-memory", help="host budget (src-method Resources), e.g. 250MB")
+    ap.add_argument("--scratch-dir", help="scratch directory (src-method Resources)")
     ap.add_argument("--verbose", action="store_true", help="src-method DEBUG logs to stderr")
     args = ap.parse_args()
 
@@ -92,7 +119,12 @@ def main() -> None:
         format="%(name)s %(levelname)s: %(message)s",
     )
 
-    trains, kinds = load_problem(args.problem)
+    sweep_log = SweepLog()
+    logging.getLogger("src_method").addHandler(sweep_log)
+    logging.getLogger("src_method").setLevel(logging.DEBUG)
+    logging.getLogger("src_method").propagate = args.verbose
+    out_of_core = args.host_memory is not None or args.scratch_dir is not None
+    trains, kinds = load_problem(args.problem, lazy=out_of_core)
     # An MPS at either end (ket last, or an unconjugated bra first) gives an MPS.
     out_kind = "mps" if "mps" in kinds else "mpo"
 
@@ -102,6 +134,10 @@ def main() -> None:
         options["cutoff"] = args.cutoff
     if args.oversample is not None:
         options["oversample"] = None if args.oversample == "paper" else args.oversample
+    if out_of_core:
+        options["resources"] = src_method.Resources(
+            host_memory=args.host_memory, scratch_dir=args.scratch_dir
+        )
 
     start = time.perf_counter()
     result = src_method.src(*trains, chi_out=args.chi_out, device="cpu", **options)
@@ -114,6 +150,8 @@ def main() -> None:
         "seconds": seconds,
         "chi_out": args.chi_out,
         "bonds": bonds_of(result),
+        "peak_rss_bytes": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
+        **sweep_log.values,
     }
     print(json.dumps(report), flush=True)
 

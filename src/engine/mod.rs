@@ -11,10 +11,11 @@ pub use sink::{CoreSink, MemorySink};
 pub use source::{CoreSource, MemorySource};
 pub use tiering::Tiering;
 
+use crate::alloc;
 use crate::backend::{Backend, CpuBackend};
 use crate::error::{Error, Result};
 use crate::graph::{GraphOptions, Op, SweepGraph};
-use crate::plan::{self, Drift, Plan, PlanRequest, Tier};
+use crate::plan::{self, Drift, MemoryProfile, Plan, PlanRequest, Tier};
 use crate::sched::{self, PrefetchPolicy, SchedOptions};
 use crate::store::{DiskTier, Throttle};
 use crate::train::{Stack, StackShape, Train};
@@ -145,14 +146,24 @@ impl Engine {
             sink,
             disk: disk.as_ref(),
         };
-        let start = Instant::now();
-        let log = sched::run(graph, &router, self.sched_options())?;
-        Ok(Report::new(
+        let cap = self.tiering.budgets.as_ref().map(|_| {
+            let profile = MemoryProfile::of(graph, self.drift());
+            profile.process_peak(self.backend.shares_host_memory())
+        });
+        alloc::set_cap(cap);
+        let (start, blocks) = (Instant::now(), alloc::stats());
+        let log = sched::run(graph, &router, self.sched_options());
+        alloc::set_cap(None);
+        let mut report = Report::new(
             graph,
-            &log,
+            &log?,
             start.elapsed().as_secs_f64(),
             self.backend.as_ref(),
-        ))
+        );
+        let after = alloc::stats();
+        report.blocks_mapped = after.mapped - blocks.mapped;
+        report.blocks_released = after.unmapped - blocks.unmapped;
+        Ok(report)
     }
 
     /// A scratch directory for the run when `graph` spills to disk.

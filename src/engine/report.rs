@@ -52,6 +52,10 @@ pub struct Report {
     pub peak_bytes: TierBytes,
     /// The process's peak resident memory so far (`VmHWM`), where the system reports it.
     pub peak_rss_bytes: Option<u64>,
+    /// Large blocks the block cache mapped during the run (0 unless it is the global allocator).
+    pub blocks_mapped: usize,
+    /// Cached large blocks it unmapped to keep the process within the planned peak.
+    pub blocks_released: usize,
 }
 
 /// What one lane did in one pass.
@@ -104,6 +108,8 @@ impl Report {
             lanes: lane_uses(graph, log),
             peak_bytes: log.peak,
             peak_rss_bytes: peak_rss(),
+            blocks_mapped: 0,
+            blocks_released: 0,
         }
     }
 }
@@ -249,7 +255,11 @@ impl fmt::Display for Report {
         if let Some(rss) = self.peak_rss_bytes {
             write!(f, "; process {}", ByteSize(rss))?;
         }
-        Ok(())
+        write!(
+            f,
+            "\nlarge blocks   {} mapped, {} released to stay within the plan",
+            self.blocks_mapped, self.blocks_released
+        )
     }
 }
 

@@ -13,6 +13,10 @@ use petgraph::stable_graph::NodeIndex;
 use petgraph::Direction;
 use serde::Serialize;
 
+/// Memory the process needs besides the values of the sweep (code, libraries, thread stacks,
+/// allocator slack); checked against measured peaks by `benches/out_of_core.sh`.
+pub const PROCESS_BASELINE: u64 = 24 << 20;
+
 /// How far the scheduler lets I/O drift from compute, in sweep steps.
 #[derive(Clone, Copy, Debug)]
 pub struct Drift {
@@ -49,6 +53,17 @@ pub struct MemoryProfile {
 }
 
 impl MemoryProfile {
+    /// The process's modelled peak resident memory: host values plus the baseline, and the
+    /// device values too when device memory is host memory (`shared_memory`).
+    pub fn process_peak(&self, shared_memory: bool) -> u64 {
+        let values = if shared_memory {
+            self.combined.bytes
+        } else {
+            self.host.bytes
+        };
+        values + PROCESS_BASELINE
+    }
+
     /// Models the run of `graph` with the given drift.
     pub fn of(graph: &SweepGraph, drift: Drift) -> MemoryProfile {
         let order = compute_order(graph);

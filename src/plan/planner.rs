@@ -8,10 +8,6 @@ use crate::graph::{GraphOptions, SweepGraph};
 use crate::train::StackShape;
 use serde::Serialize;
 
-/// Memory the process needs besides the values of the sweep (code, libraries, thread stacks,
-/// allocator slack), measured on this backend by `benches/out_of_core.sh`.
-pub const PROCESS_BASELINE: u64 = 24 << 20;
-
 /// What to plan for.
 #[derive(Clone, Debug)]
 pub struct PlanRequest<'a> {
@@ -90,11 +86,7 @@ fn place(request: &PlanRequest, base: &SweepGraph, batch: usize) -> Result<(Plan
         let mut graph = base.clone();
         graph.place_environments(&tiers)?;
         let profile = MemoryProfile::of(&graph, request.drift);
-        let process_peak = if request.shared_memory {
-            profile.combined.bytes + PROCESS_BASELINE
-        } else {
-            profile.host.bytes + PROCESS_BASELINE
-        };
+        let process_peak = profile.process_peak(request.shared_memory);
         let budgets = request.budgets;
         let host_peak = Peak {
             bytes: process_peak,

@@ -1,0 +1,171 @@
+//! `BlockCache`: the global allocator for large buffers (see the module docs).
+
+use super::resident::resident_bytes;
+use super::size_class::{class_of, class_size, CLASSES, MIN_BLOCK};
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::ptr::null_mut;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
+
+/// Page alignment every block has (it comes straight from `mmap`).
+const PAGE: usize = 4096;
+
+/// Large buffers from cached `mmap` blocks, the rest from the system allocator.
+pub struct BlockCache;
+
+/// Cached blocks of one class, as an intrusive list: each free block's first word holds the
+/// address of the next (0 ends the list).
+struct FreeLists {
+    heads: [usize; CLASSES],
+}
+
+static FREE: Mutex<FreeLists> = Mutex::new(FreeLists {
+    heads: [0; CLASSES],
+});
+static LIVE: AtomicUsize = AtomicUsize::new(0);
+static CACHED: AtomicUsize = AtomicUsize::new(0);
+static CAP: AtomicUsize = AtomicUsize::new(usize::MAX);
+static MAPPED: AtomicUsize = AtomicUsize::new(0);
+static UNMAPPED: AtomicUsize = AtomicUsize::new(0);
+
+/// Bytes in large blocks, handed out and kept.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CacheStats {
+    /// Blocks in use.
+    pub live: usize,
+    /// Freed blocks kept for reuse.
+    pub cached: usize,
+    /// Blocks mapped so far (cache misses).
+    pub mapped: usize,
+    /// Cached blocks unmapped so far to stay within the cap.
+    pub unmapped: usize,
+}
+
+/// Caps the process's resident memory as far as the cache can: before a new block would take
+/// it past `cap`, cached blocks are unmapped (`None`: no cap). Blocks in use are never touched,
+/// so the cap never fails a request.
+pub fn set_cap(cap: Option<u64>) {
+    let cap = cap.map_or(usize::MAX, |c| usize::try_from(c).unwrap_or(usize::MAX));
+    CAP.store(cap, Ordering::Relaxed);
+}
+
+/// Bytes of large blocks in use and cached now.
+pub fn stats() -> CacheStats {
+    CacheStats {
+        live: LIVE.load(Ordering::Relaxed),
+        cached: CACHED.load(Ordering::Relaxed),
+        mapped: MAPPED.load(Ordering::Relaxed),
+        unmapped: UNMAPPED.load(Ordering::Relaxed),
+    }
+}
+
+/// True when the cache serves this request.
+fn cached_kind(layout: Layout) -> bool {
+    layout.size() >= MIN_BLOCK && layout.align() <= PAGE
+}
+
+impl BlockCache {
+    /// A block of `class`: a cached one (and `false`), or a fresh zeroed mapping (and `true`).
+    fn take(class: usize) -> Option<(*mut u8, bool)> {
+        let size = class_size(class);
+        let mut free = FREE.lock().unwrap_or_else(|e| e.into_inner());
+        let head = free.heads[class];
+        if head != 0 {
+            // SAFETY: a cached block is ours and its first word holds the next address.
+            free.heads[class] = unsafe { *(head as *const usize) };
+            CACHED.fetch_sub(size, Ordering::Relaxed);
+            LIVE.fetch_add(size, Ordering::Relaxed);
+            return Some((head as *mut u8, false));
+        }
+        let cap = CAP.load(Ordering::Relaxed);
+        let mut resident = if cap == usize::MAX {
+            0
+        } else {
+            resident_bytes().unwrap_or(0)
+        };
+        let mut class_to_free = CLASSES;
+        while resident + size > cap {
+            let Some(class) = (0..class_to_free).rev().find(|&c| free.heads[c] != 0) else {
+                break;
+            };
+            class_to_free = class;
+            let block = free.heads[class_to_free];
+            // SAFETY: as above; the block leaves the list before it is unmapped.
+            free.heads[class_to_free] = unsafe { *(block as *const usize) };
+            let bytes = class_size(class_to_free);
+            unmap(block as *mut u8, bytes);
+            CACHED.fetch_sub(bytes, Ordering::Relaxed);
+            resident = resident.saturating_sub(bytes);
+            class_to_free += 1;
+        }
+        drop(free);
+        let block = map(size)?;
+        LIVE.fetch_add(size, Ordering::Relaxed);
+        Some((block, true))
+    }
+}
+
+unsafe impl GlobalAlloc for BlockCache {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        if !cached_kind(layout) {
+            // SAFETY: forwarded with the caller's layout.
+            return unsafe { System.alloc(layout) };
+        }
+        BlockCache::take(class_of(layout.size())).map_or(null_mut(), |(block, _)| block)
+    }
+
+    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+        if !cached_kind(layout) {
+            // SAFETY: forwarded with the caller's layout.
+            return unsafe { System.alloc_zeroed(layout) };
+        }
+        match BlockCache::take(class_of(layout.size())) {
+            Some((block, true)) => block,
+            Some((block, false)) => {
+                // SAFETY: the block holds at least `layout.size()` writable bytes.
+                unsafe { block.write_bytes(0, layout.size()) };
+                block
+            }
+            None => null_mut(),
+        }
+    }
+
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        if !cached_kind(layout) {
+            // SAFETY: it came from System.alloc with this layout.
+            return unsafe { System.dealloc(ptr, layout) };
+        }
+        let class = class_of(layout.size());
+        let size = class_size(class);
+        let mut free = FREE.lock().unwrap_or_else(|e| e.into_inner());
+        // SAFETY: the block is ours again; its first word links it into the list.
+        unsafe { *(ptr as *mut usize) = free.heads[class] };
+        free.heads[class] = ptr as usize;
+        LIVE.fetch_sub(size, Ordering::Relaxed);
+        CACHED.fetch_add(size, Ordering::Relaxed);
+    }
+}
+
+/// Maps `size` bytes of fresh zeroed memory.
+fn map(size: usize) -> Option<*mut u8> {
+    // SAFETY: an anonymous private mapping with no address hint.
+    let ptr = unsafe {
+        libc::mmap(
+            null_mut(),
+            size,
+            libc::PROT_READ | libc::PROT_WRITE,
+            libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+            -1,
+            0,
+        )
+    };
+    MAPPED.fetch_add(1, Ordering::Relaxed);
+    (ptr != libc::MAP_FAILED).then_some(ptr.cast())
+}
+
+/// Unmaps a block made by [`map`].
+fn unmap(ptr: *mut u8, size: usize) {
+    // SAFETY: `ptr` and `size` describe a whole mapping made by `map` and no longer used.
+    unsafe { libc::munmap(ptr.cast(), size) };
+    UNMAPPED.fetch_add(1, Ordering::Relaxed);
+}

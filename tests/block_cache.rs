@@ -1,0 +1,38 @@
+//! The block cache as this test binary's global allocator: it reuses freed blocks, hands out
+//! zeroed memory when asked, and unmaps cached blocks rather than pass its cap.
+
+use srcflow::alloc::{resident_bytes, set_cap, stats, BlockCache};
+
+#[global_allocator]
+static ALLOCATOR: BlockCache = BlockCache;
+
+const MB: usize = 1 << 20;
+
+#[test]
+fn blocks_are_reused_zeroed_and_released_under_the_cap() {
+    // One test: the cache and its counters are process-wide.
+    let mut dirty = vec![7u8; 8 * MB];
+    dirty[0] = 9;
+    drop(dirty);
+    let before = stats();
+    let clean = vec![0u8; 8 * MB];
+    assert!(
+        clean.iter().all(|&b| b == 0),
+        "a reused block is zeroed for vec![0; n]"
+    );
+    assert_eq!(stats().mapped, before.mapped, "the freed block was reused");
+    drop(clean);
+
+    let cached_before = stats().cached;
+    assert!(cached_before >= 8 * MB);
+    let resident = resident_bytes().expect("Linux reports resident memory");
+    set_cap(Some((resident + 2 * MB) as u64));
+    let other_size = vec![1u8; 5 * MB];
+    set_cap(None);
+    assert!(
+        stats().unmapped > before.unmapped,
+        "a cached block was released for the cap"
+    );
+    assert!(stats().cached < cached_before);
+    drop(other_size);
+}
