@@ -7,7 +7,11 @@ one run, on one problem:
   B. >= half the environments on disk, default prefetch, unthrottled disk,
   C. the same with `--prefetch none` (fetch on demand),
   D. the same as B with `--disk-bandwidth` set so that writing the disk environments takes as
-     long as the left-to-right compute of A,
+     long as the left-to-right compute of A (the slowest disk that can still hide behind both
+     passes),
+  F. the same with the disk slowed further, so that reading the disk environments takes as long
+     as the right-to-left compute of A; the left-to-right pass is then bound by writes, and the
+     limit of perfect overlap is max(compute, writes) + max(compute, reads), pass by pass,
   E. src-method 0.5.0 given the same host budget and scratch directory (so it spills to disk).
 Prints a markdown report: stall fractions, walls against the limit of perfect overlap, and
 measured peak RSS against the planner's host peak. Best of REPS for times; every run's RSS.
@@ -93,23 +97,28 @@ def main() -> None:
     a = best(memory, "wall_s")
     disk_bytes = sum(b for b, t in zip(disk_plan["env_bytes"], disk_plan["tiers"]) if t == "Disk")
     rate = disk_bytes / a["left_to_right_s"]
-    runs: dict[str, list[dict]] = {"B": [], "C": [], "D": [], "E": []}
+    slow = disk_bytes / a["right_to_left_s"]
+    runs: dict[str, list[dict]] = {"B": [], "C": [], "D": [], "F": [], "E": []}
     for _ in range(REPS):
         runs["B"].append(run(disk_args))
         runs["C"].append(run(disk_args, "--prefetch", "none"))
         runs["D"].append(run(disk_args, "--disk-bandwidth", f"{int(rate)}B/s"))
+        runs["F"].append(run(disk_args, "--disk-bandwidth", f"{int(slow)}B/s"))
         runs["E"].append(peer(host_budget))
-    b, c, d = (best(runs[k], "wall_s") for k in "BCD")
+    b, c, d, f = (best(runs[k], "wall_s") for k in "BCDF")
     e = best(runs["E"], "seconds")
+    per_pass = (max(a["left_to_right_s"], lane_bytes(f, "disk-write") / slow)
+                + max(a["right_to_left_s"], lane_bytes(f, "disk-read") / slow)
+                + a["wall_s"] - a["left_to_right_s"] - a["right_to_left_s"])
 
     tiers = disk_plan["tiers"]
     print(f"Problem: `srcflow gen random --sites {SITES} --bond {BOND} --mpo-bond {MPO}`, "
           f"chi_out {CHI}; host budget {host_budget / 1e6:.1f} MB puts {tiers.count('Disk')} of "
           f"{len(tiers)} environments ({disk_bytes / 1e6:.0f} MB) on disk, "
           f"batch {disk_plan['batch_cols']}. Best of {REPS}.\n")
-    print("| run | wall s | right-to-left s | env stall s | stall share of right-to-left | "
-          "disk read MB | limit s | wall / limit |")
-    print("|---|---|---|---|---|---|---|---|")
+    print("| run | wall s | left-to-right s | right-to-left s | env stall s | "
+          "stall share of right-to-left | disk read MB | limit s | wall / limit |")
+    print("|---|---|---|---|---|---|---|---|---|")
     compute = a["wall_s"]
     for name, r, limit in [
         ("A: all in memory", a, None),
@@ -117,16 +126,20 @@ def main() -> None:
         ("C: disk, prefetch none", c, compute),
         (f"D: disk at {rate / 1e6:.0f} MB/s, default", d,
          max(compute, lane_bytes(d, "disk-read") / rate)),
+        (f"F: disk at {slow / 1e6:.0f} MB/s, default (per-pass limit)", f, per_pass),
     ]:
         env = r["stalls_right_to_left"]["environments_s"]
         ratio = f"{r['wall_s'] / limit:.3f}" if limit else "—"
         lim = f"{limit:.3f}" if limit else "—"
-        print(f"| {name} | {r['wall_s']:.3f} | {r['right_to_left_s']:.3f} | {env:.3f} | "
+        print(f"| {name} | {r['wall_s']:.3f} | {r['left_to_right_s']:.3f} | "
+              f"{r['right_to_left_s']:.3f} | {env:.3f} | "
               f"{100 * stall_share(r):.1f} % | {lane_bytes(r, 'disk-read') / 1e6:.0f} | {lim} | "
               f"{ratio} |")
     e_stall = e.get("stall_environments_s", 0.0)
     e_rl = e.get("right_to_left_s", float("nan"))
-    print(f"| E: src-method, same host budget | {e['seconds']:.3f} | {e_rl:.3f} | {e_stall:.3f} | "
+    e_lr = e.get("left_to_right_s", float("nan"))
+    print(f"| E: src-method, same host budget | {e['seconds']:.3f} | {e_lr:.3f} | {e_rl:.3f} | "
+          f"{e_stall:.3f} | "
           f"{100 * e_stall / e_rl:.1f} % | — | — | — |")
     print()
     print(f"Speed: srcflow (B) {e['seconds'] / b['wall_s']:.2f}x faster than src-method (E) "
@@ -134,7 +147,7 @@ def main() -> None:
           f" MB on disk.\n")
     print("| run | planned host peak MB | measured peak RSS MB | measured / planned |")
     print("|---|---|---|---|")
-    for key in "BCD":
+    for key in "BCDF":
         for i, r in enumerate(runs[key]):
             rss = r["peak_rss_bytes"]
             print(f"| {key}{i + 1} | {disk_plan['process_peak'] / 1e6:.1f} | {rss / 1e6:.1f} | "

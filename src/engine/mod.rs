@@ -15,7 +15,7 @@ use crate::alloc;
 use crate::backend::{Backend, CpuBackend};
 use crate::error::{Error, Result};
 use crate::graph::{GraphOptions, Op, SweepGraph};
-use crate::plan::{self, Drift, MemoryProfile, Plan, PlanRequest, Tier};
+use crate::plan::{self, Drift, MemoryProfile, Plan, PlanRequest, Tier, PROCESS_BASELINE};
 use crate::sched::{self, PrefetchPolicy, SchedOptions};
 use crate::store::{DiskTier, Throttle};
 use crate::train::{Stack, StackShape, Train};
@@ -150,9 +150,13 @@ impl Engine {
             let profile = MemoryProfile::of(graph, self.drift());
             profile.process_peak(self.backend.shares_host_memory())
         });
+        let sched = SchedOptions {
+            memory_cap: cap.map(|bytes| bytes - PROCESS_BASELINE),
+            ..self.sched_options()
+        };
         alloc::set_cap(cap);
         let (start, blocks) = (Instant::now(), alloc::stats());
-        let log = sched::run(graph, &router, self.sched_options());
+        let log = sched::run(graph, &router, sched);
         alloc::set_cap(None);
         let mut report = Report::new(
             graph,

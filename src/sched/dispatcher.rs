@@ -34,6 +34,8 @@ pub(super) struct Dispatcher<'g> {
     spills_left: BTreeMap<usize, usize>,
     window_used: HashMap<Lane, u64>,
     window_cap: u64,
+    fetching: u64,
+    reserve: u64,
     compute_since: Option<Instant>,
     wake_at: Option<Instant>,
     store: Store,
@@ -64,6 +66,14 @@ impl<'g> Dispatcher<'g> {
             spills_left: BTreeMap::new(),
             window_used: HashMap::new(),
             window_cap: largest_fetch * options.prefetch.window_slices() as u64,
+            fetching: 0,
+            reserve: graph
+                .graph
+                .node_weights()
+                .filter(|t| t.lane == Lane::Compute)
+                .map(|t| t.peak_bytes)
+                .max()
+                .unwrap_or(0),
             compute_since: None,
             wake_at: None,
             store: Store::new(graph),
@@ -194,6 +204,7 @@ impl<'g> Dispatcher<'g> {
             let task = &self.graph.graph[node];
             if matches!(task.op, Op::Fetch { .. }) {
                 *self.window_used.entry(lane).or_default() += task.moved_bytes;
+                self.fetching += task.moved_bytes;
             }
             let inputs = self.store.inputs(task);
             lanes[&lane].send(Job { node, inputs }).expect("lane alive");
@@ -227,27 +238,21 @@ impl<'g> Dispatcher<'g> {
             .is_some_and(|&oldest| oldest + self.options.spill_lag_steps <= step)
     }
 
-    /// Whether a fetch may start: always for the step compute is at, otherwise within the
-    /// byte window and when the policy agrees; a policy that names a later moment sets the
+    /// Whether a fetch may start: always for the step compute is at, otherwise when there is
+    /// room for it and the policy agrees; a policy that names a later moment sets the
     /// dispatcher's next wake-up.
     fn may_fetch(&mut self, task: &Task, frontier: usize) -> bool {
         if task.step <= frontier {
             return true;
         }
-        let used = self.window_used.get(&task.lane).copied().unwrap_or(0);
-        if used + task.moved_bytes > self.window_cap {
+        if !self.room_for(task) {
             return false;
         }
-        let route: &[Lane] = if task.lane == Lane::DiskRead {
-            &[Lane::DiskRead, Lane::Upload]
-        } else {
-            &[Lane::Upload]
-        };
         let view = FetchView {
             step: task.step,
             frontier,
-            seconds_until_needed: self.seconds_until(task.step),
-            seconds_to_fetch: self.rates.seconds_to_move(task.moved_bytes, route),
+            spare_seconds: self.spare_seconds(task.lane),
+            seconds_to_fetch: self.fetch_seconds(task),
         };
         match self.options.prefetch.start_in(&view) {
             Some(due) if due <= 0.0 => true,
@@ -258,6 +263,44 @@ impl<'g> Dispatcher<'g> {
             }
             None => false,
         }
+    }
+
+    /// Room for a prefetch: within the policy's window of slices, or within the memory the plan
+    /// allows, counting what the stores hold, fetches in flight and the largest task's peak.
+    fn room_for(&self, task: &Task) -> bool {
+        let used = self.window_used.get(&task.lane).copied().unwrap_or(0);
+        if used + task.moved_bytes <= self.window_cap {
+            return true;
+        }
+        let Some(cap) = self.options.memory_cap else {
+            return false;
+        };
+        let held = self.store.in_use();
+        held.device + held.host + self.fetching + task.moved_bytes + self.reserve <= cap
+    }
+
+    /// Estimated seconds to bring `task`'s data to the device.
+    fn fetch_seconds(&self, task: &Task) -> Option<f64> {
+        let route: &[Lane] = if task.lane == Lane::DiskRead {
+            &[Lane::DiskRead, Lane::Upload]
+        } else {
+            &[Lane::Upload]
+        };
+        self.rates.seconds_to_move(task.moved_bytes, route)
+    }
+
+    /// The spare time of `lane`'s pending fetches, in the order it will run them (see
+    /// [`FetchView::spare_seconds`]).
+    fn spare_seconds(&self, lane: Lane) -> Option<f64> {
+        let mut pending: Vec<(usize, usize)> = self.ready.get(&lane)?.iter().map(|r| r.0).collect();
+        pending.sort_unstable();
+        let (mut queued, mut spare) = (0.0, f64::INFINITY);
+        for (_, index) in pending {
+            let task = &self.graph.graph[NodeIndex::new(index)];
+            queued += self.fetch_seconds(task)?;
+            spare = spare.min(self.seconds_until(task.step)? - queued);
+        }
+        Some(spare)
     }
 
     /// Estimated compute seconds left before `step` begins: the flops of earlier steps not yet
@@ -318,6 +361,9 @@ impl<'g> Dispatcher<'g> {
         self.finished[node.index()] = true;
         self.store.finish(task, outputs);
         self.release_window(task);
+        if matches!(task.op, Op::Fetch { .. }) {
+            self.fetching -= task.moved_bytes;
+        }
         if task.lane == Lane::Compute {
             self.compute_left.remove(&(task.step, node.index()));
             let step_done = self

@@ -45,6 +45,9 @@ pub struct SchedOptions {
     pub spill_lag_steps: usize,
     /// When fetches of spilled environments start.
     pub prefetch: Prefetch,
+    /// Bytes of values the plan allows in memory (device and host) at once; prefetches beyond
+    /// the policy's window may use what is free of it (`None`: only the window).
+    pub memory_cap: Option<u64>,
 }
 
 impl Default for SchedOptions {
@@ -53,6 +56,7 @@ impl Default for SchedOptions {
             read_ahead_steps: 2,
             spill_lag_steps: 2,
             prefetch: Prefetch::default(),
+            memory_cap: None,
         }
     }
 }

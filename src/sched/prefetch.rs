@@ -16,10 +16,13 @@ pub struct FetchView {
     pub step: usize,
     /// Lowest sweep step with unfinished compute.
     pub frontier: usize,
-    /// Estimated seconds of compute left before `step` begins (`None` before any measurement).
-    pub seconds_until_needed: Option<f64>,
-    /// Estimated seconds to bring the data all the way to the device (`None` before any
-    /// measurement of the lanes it crosses).
+    /// Estimated seconds this fetch can wait before it, or a fetch queued behind it on the same
+    /// lane, arrives late: the least, over the lane's pending fetches, of the compute left before
+    /// the step that needs one less the time to fetch it and those ahead of it (`None` before
+    /// compute and the lanes crossed have been measured).
+    pub spare_seconds: Option<f64>,
+    /// Estimated seconds to bring this fetch's data all the way to the device (`None` before
+    /// the lanes it crosses have been measured).
     pub seconds_to_fetch: Option<f64>,
 }
 
@@ -39,8 +42,8 @@ pub enum Prefetch {
     None,
     /// Fetch up to K steps ahead of compute.
     Lookahead(usize),
-    /// Start each fetch when the compute left before it is needed is within `margin` times the
-    /// time the fetch takes, from rates measured during the run (the default).
+    /// Start each fetch when its spare time (see [`FetchView`]) has shrunk to `margin − 1` times
+    /// the time the fetch takes, from rates measured during the run (the default).
     BandwidthAware {
         /// Safety factor on the estimated fetch time.
         margin: f64,
@@ -68,8 +71,8 @@ impl PrefetchPolicy for Prefetch {
             Prefetch::None => None,
             Prefetch::Lookahead(k) => now_if(view.step <= view.frontier + k),
             Prefetch::BandwidthAware { margin, .. } => {
-                match (view.seconds_until_needed, view.seconds_to_fetch) {
-                    (Some(until), Some(fetch)) => Some(until - margin * fetch),
+                match (view.spare_seconds, view.seconds_to_fetch) {
+                    (Some(spare), Some(fetch)) => Some(spare - (margin - 1.0) * fetch),
                     _ => now_if(view.step <= view.frontier + 1),
                 }
             }
@@ -130,11 +133,11 @@ impl fmt::Display for Prefetch {
 mod tests {
     use super::*;
 
-    fn view(step: usize, until: Option<f64>, fetch: Option<f64>) -> FetchView {
+    fn view(step: usize, spare: Option<f64>, fetch: Option<f64>) -> FetchView {
         FetchView {
             step,
             frontier: 10,
-            seconds_until_needed: until,
+            spare_seconds: spare,
             seconds_to_fetch: fetch,
         }
     }

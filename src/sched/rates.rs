@@ -27,11 +27,29 @@ impl Rates {
             .map(|(amount, seconds)| amount / seconds)
     }
 
-    /// Estimated seconds to move `bytes` across every lane of `lanes` in turn.
+    /// Estimated seconds to move `bytes` across every lane of `lanes` in turn. A lane not yet
+    /// measured is estimated by its opposite direction (reads by writes, uploads by
+    /// downloads), which the left-to-right pass has measured by the time fetches begin.
     pub fn seconds_to_move(&self, bytes: u64, lanes: &[Lane]) -> Option<f64> {
         lanes
             .iter()
-            .map(|&lane| self.per_second(lane).map(|rate| bytes as f64 / rate))
+            .map(|&lane| {
+                let rate = self
+                    .per_second(lane)
+                    .or_else(|| self.per_second(opposite(lane)?))?;
+                Some(bytes as f64 / rate)
+            })
             .sum()
+    }
+}
+
+/// The lane moving data the other way between the same tiers.
+fn opposite(lane: Lane) -> Option<Lane> {
+    match lane {
+        Lane::DiskRead => Some(Lane::DiskWrite),
+        Lane::DiskWrite => Some(Lane::DiskRead),
+        Lane::Upload => Some(Lane::Download),
+        Lane::Download => Some(Lane::Upload),
+        Lane::Compute | Lane::Io => None,
     }
 }
