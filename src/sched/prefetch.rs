@@ -151,10 +151,10 @@ mod tests {
         assert_eq!(none.start_in(&view(11, None, None)), None);
         assert_eq!(ahead.start_in(&view(13, None, None)), Some(0.0));
         assert_eq!(ahead.start_in(&view(14, None, None)), None);
-        let due = bandwidth.start_in(&view(15, Some(1.0), Some(0.4))).unwrap();
+        let due = bandwidth.start_in(&view(15, Some(0.6), Some(0.4))).unwrap();
         assert!(
             (due - 0.2).abs() < 1e-12,
-            "starts 2 × 0.4 s before it is needed: {due}"
+            "starts with one fetch time to spare: {due}"
         );
         assert_eq!(bandwidth.start_in(&view(12, None, None)), None);
         assert_eq!(bandwidth.start_in(&view(11, None, None)), Some(0.0));
