@@ -15,7 +15,7 @@ use crate::alloc;
 use crate::backend::{Backend, CpuBackend};
 use crate::error::{Error, Result};
 use crate::graph::{GraphOptions, Op, SweepGraph};
-use crate::plan::{self, Drift, MemoryProfile, Plan, PlanRequest, Tier, PROCESS_BASELINE};
+use crate::plan::{self, Drift, MemoryProfile, Plan, PlanRequest, Tier};
 use crate::sched::{self, PrefetchPolicy, SchedOptions};
 use crate::store::{DiskTier, Throttle};
 use crate::train::{Stack, StackShape, Train};
@@ -146,12 +146,16 @@ impl Engine {
             sink,
             disk: disk.as_ref(),
         };
-        let cap = self.tiering.budgets.as_ref().map(|_| {
-            let profile = MemoryProfile::of(graph, self.drift());
-            profile.process_peak(self.backend.shares_host_memory())
-        });
+        let profile = self
+            .tiering
+            .budgets
+            .as_ref()
+            .map(|_| MemoryProfile::of(graph, self.drift()));
+        let cap = profile
+            .as_ref()
+            .map(|p| p.process_peak(self.backend.shares_host_memory()));
         let sched = SchedOptions {
-            memory_cap: cap.map(|bytes| bytes - PROCESS_BASELINE),
+            spare_memory_by_step: profile.map(|p| p.spare_by_step()),
             ..self.sched_options()
         };
         alloc::set_cap(cap);

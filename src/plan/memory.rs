@@ -12,6 +12,7 @@ use crate::graph::{Lane, SweepGraph};
 use petgraph::stable_graph::NodeIndex;
 use petgraph::Direction;
 use serde::Serialize;
+use std::collections::BTreeMap;
 
 /// Memory the process needs besides the values of the sweep (code, libraries, thread stacks,
 /// allocator slack); checked against measured peaks by `benches/out_of_core.sh`.
@@ -40,7 +41,7 @@ pub struct Peak {
 }
 
 /// Modelled peaks of a run.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct MemoryProfile {
     /// Device memory.
     pub device: Peak,
@@ -50,6 +51,9 @@ pub struct MemoryProfile {
     pub combined: Peak,
     /// Scratch disk.
     pub disk: Peak,
+    /// Device and host bytes at each sweep step (the most of the step's tasks).
+    #[serde(skip)]
+    pub in_memory_by_step: BTreeMap<usize, u64>,
 }
 
 impl MemoryProfile {
@@ -62,6 +66,14 @@ impl MemoryProfile {
             self.host.bytes
         };
         values + PROCESS_BASELINE
+    }
+
+    /// Memory (device and host) the modelled run leaves unused below its own peak, per step.
+    pub fn spare_by_step(&self) -> BTreeMap<usize, u64> {
+        self.in_memory_by_step
+            .iter()
+            .map(|(&step, &bytes)| (step, self.combined.bytes - bytes))
+            .collect()
     }
 
     /// Models the run of `graph` with the given drift.
@@ -124,6 +136,8 @@ impl MemoryProfile {
             raise(&mut profile.device, at(device));
             raise(&mut profile.host, at(host));
             raise(&mut profile.combined, at(device + host));
+            let step = profile.in_memory_by_step.entry(task.step).or_default();
+            *step = (*step).max(device + host);
             raise(&mut profile.disk, at(held[2][pos] as u64));
         }
         profile

@@ -34,8 +34,6 @@ pub(super) struct Dispatcher<'g> {
     spills_left: BTreeMap<usize, usize>,
     window_used: HashMap<Lane, u64>,
     window_cap: u64,
-    fetching: u64,
-    reserve: u64,
     compute_since: Option<Instant>,
     wake_at: Option<Instant>,
     store: Store,
@@ -54,6 +52,7 @@ impl<'g> Dispatcher<'g> {
             .map(|t| t.moved_bytes)
             .max()
             .unwrap_or(0);
+        let window_cap = largest_fetch * options.prefetch.window_slices() as u64;
         let mut d = Dispatcher {
             graph,
             options,
@@ -65,15 +64,7 @@ impl<'g> Dispatcher<'g> {
             flops_left: BTreeMap::new(),
             spills_left: BTreeMap::new(),
             window_used: HashMap::new(),
-            window_cap: largest_fetch * options.prefetch.window_slices() as u64,
-            fetching: 0,
-            reserve: graph
-                .graph
-                .node_weights()
-                .filter(|t| t.lane == Lane::Compute)
-                .map(|t| t.peak_bytes)
-                .max()
-                .unwrap_or(0),
+            window_cap,
             compute_since: None,
             wake_at: None,
             store: Store::new(graph),
@@ -204,7 +195,6 @@ impl<'g> Dispatcher<'g> {
             let task = &self.graph.graph[node];
             if matches!(task.op, Op::Fetch { .. }) {
                 *self.window_used.entry(lane).or_default() += task.moved_bytes;
-                self.fetching += task.moved_bytes;
             }
             let inputs = self.store.inputs(task);
             lanes[&lane].send(Job { node, inputs }).expect("lane alive");
@@ -245,7 +235,7 @@ impl<'g> Dispatcher<'g> {
         if task.step <= frontier {
             return true;
         }
-        if !self.room_for(task) {
+        if !self.room_for(task, frontier) {
             return false;
         }
         let view = FetchView {
@@ -265,18 +255,21 @@ impl<'g> Dispatcher<'g> {
         }
     }
 
-    /// Room for a prefetch: within the policy's window of slices, or within the memory the plan
-    /// allows, counting what the stores hold, fetches in flight and the largest task's peak.
-    fn room_for(&self, task: &Task) -> bool {
+    /// Room for a prefetch: within the policy's window (as many slices, as many steps ahead, as
+    /// the planner modelled), or within the memory the plan leaves free at every step until the
+    /// data is consumed, less what fetches already hold.
+    fn room_for(&self, task: &Task, frontier: usize) -> bool {
         let used = self.window_used.get(&task.lane).copied().unwrap_or(0);
-        if used + task.moved_bytes <= self.window_cap {
+        let ahead = self.options.prefetch.window_slices();
+        if task.step <= frontier + ahead && used + task.moved_bytes <= self.window_cap {
             return true;
         }
-        let Some(cap) = self.options.memory_cap else {
+        let Some(spare) = &self.options.spare_memory_by_step else {
             return false;
         };
-        let held = self.store.in_use();
-        held.device + held.host + self.fetching + task.moved_bytes + self.reserve <= cap
+        let free = spare.range(frontier..=task.step).map(|(_, &b)| b).min();
+        let held: u64 = self.window_used.values().sum();
+        free.is_some_and(|free| held + task.moved_bytes <= free)
     }
 
     /// Estimated seconds to bring `task`'s data to the device.
@@ -361,9 +354,6 @@ impl<'g> Dispatcher<'g> {
         self.finished[node.index()] = true;
         self.store.finish(task, outputs);
         self.release_window(task);
-        if matches!(task.op, Op::Fetch { .. }) {
-            self.fetching -= task.moved_bytes;
-        }
         if task.lane == Lane::Compute {
             self.compute_left.remove(&(task.step, node.index()));
             let step_done = self

@@ -26,7 +26,7 @@ use crate::store::Value;
 use crossbeam_channel::{unbounded, Receiver, Sender};
 use dispatcher::Dispatcher;
 use petgraph::stable_graph::NodeIndex;
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::time::Instant;
 
 /// Runs one task given its inputs (in the order of `Task::inputs`), returning its outputs.
@@ -36,7 +36,7 @@ pub trait Executor: Sync {
 }
 
 /// How far I/O may run ahead of compute and behind it.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 pub struct SchedOptions {
     /// An input read may start when its step is at most this far past the oldest unfinished
     /// compute step.
@@ -45,9 +45,10 @@ pub struct SchedOptions {
     pub spill_lag_steps: usize,
     /// When fetches of spilled environments start.
     pub prefetch: Prefetch,
-    /// Bytes of values the plan allows in memory (device and host) at once; prefetches beyond
-    /// the policy's window may use what is free of it (`None`: only the window).
-    pub memory_cap: Option<u64>,
+    /// Bytes of memory (device and host) the plan leaves unused at each sweep step; a prefetch
+    /// beyond the policy's window may use what stays free until its data is consumed (`None`:
+    /// only the window).
+    pub spare_memory_by_step: Option<BTreeMap<usize, u64>>,
 }
 
 impl Default for SchedOptions {
@@ -56,7 +57,7 @@ impl Default for SchedOptions {
             read_ahead_steps: 2,
             spill_lag_steps: 2,
             prefetch: Prefetch::default(),
-            memory_cap: None,
+            spare_memory_by_step: None,
         }
     }
 }
