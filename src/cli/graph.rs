@@ -1,11 +1,9 @@
 //! `srcflow graph`: print the sweep graph of a problem, placed as a run with the same budgets
 //! would place it, without running it.
 
-use super::tiering::TieringArgs;
+use super::problem_args::ProblemArgs;
 use clap::{Args, ValueEnum};
-use srcflow::io::ProblemDir;
-use srcflow::{Engine, Options, Result};
-use std::path::PathBuf;
+use srcflow::Result;
 
 /// Output formats of the graph.
 #[derive(Clone, Copy, ValueEnum)]
@@ -16,32 +14,19 @@ enum Format {
     Json,
 }
 
-/// Arguments of `srcflow graph`.
+/// Arguments of `srcflow graph` (only headers of the problem are read).
 #[derive(Args)]
 pub struct GraphArgs {
-    /// Problem directory (only headers are read).
-    dir: PathBuf,
-    /// Output bond cap χ̄.
-    #[arg(long)]
-    chi_out: usize,
-    /// Sketch columns per env/sketch task.
-    #[arg(long)]
-    batch_cols: Option<usize>,
+    #[command(flatten)]
+    problem: ProblemArgs,
     /// Output format.
     #[arg(long, value_enum, default_value = "dot")]
     format: Format,
-    #[command(flatten)]
-    tiering: TieringArgs,
 }
 
 /// Runs `srcflow graph`.
 pub fn run(args: GraphArgs) -> Result<()> {
-    let problem = ProblemDir::open(&args.dir)?;
-    let options = Options {
-        batch_cols: args.batch_cols,
-        ..Options::new(args.chi_out)
-    };
-    let engine = Engine::new(options)?.with_tiering(args.tiering.resolve()?);
+    let (problem, engine) = args.problem.open(0, 0)?;
     let (graph, _) = engine.prepare(problem.shape())?;
     match args.format {
         Format::Dot => print!("{}", graph.to_dot()),

@@ -5,6 +5,7 @@ mod distance;
 mod gen;
 mod graph;
 mod plan;
+mod problem_args;
 mod run;
 mod tiering;
 

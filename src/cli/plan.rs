@@ -1,26 +1,16 @@
 //! `srcflow plan`: what a run would do with its memory — batch size, the tier of every
 //! environment and the modelled peaks — without running it.
 
-use super::tiering::TieringArgs;
+use super::problem_args::ProblemArgs;
 use clap::Args;
-use srcflow::io::ProblemDir;
 use srcflow::plan::{ByteSize, Plan, Tier};
-use srcflow::{Engine, Options, Result};
-use std::path::PathBuf;
+use srcflow::Result;
 
-/// Arguments of `srcflow plan`.
+/// Arguments of `srcflow plan` (only headers of the problem are read).
 #[derive(Args)]
 pub struct PlanArgs {
-    /// Problem directory (only headers are read).
-    dir: PathBuf,
-    /// Output bond cap χ̄.
-    #[arg(long)]
-    chi_out: usize,
-    /// Sketch columns per env/sketch task (default: the planner's choice).
-    #[arg(long)]
-    batch_cols: Option<usize>,
     #[command(flatten)]
-    tiering: TieringArgs,
+    problem: ProblemArgs,
     /// Print the plan as JSON.
     #[arg(long)]
     json: bool,
@@ -28,12 +18,7 @@ pub struct PlanArgs {
 
 /// Runs `srcflow plan`.
 pub fn run(args: PlanArgs) -> Result<()> {
-    let problem = ProblemDir::open(&args.dir)?;
-    let options = Options {
-        batch_cols: args.batch_cols,
-        ..Options::new(args.chi_out)
-    };
-    let engine = Engine::new(options)?.with_tiering(args.tiering.resolve()?);
+    let (problem, engine) = args.problem.open(0, 0)?;
     let (_, plan) = engine.prepare(problem.shape())?;
     let plan = plan.expect("budgets are always resolved");
     if args.json {

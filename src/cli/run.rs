@@ -1,21 +1,18 @@
 //! `srcflow run`: the compressed product of a problem directory, written to a new directory.
 
-use super::tiering::TieringArgs;
+use super::problem_args::ProblemArgs;
 use clap::Args;
-use srcflow::io::{OutputDir, ProblemDir};
+use srcflow::io::OutputDir;
 use srcflow::sched::install_ctrlc_handler;
 use srcflow::store::clean_stale;
-use srcflow::{Engine, Options, Result};
+use srcflow::Result;
 use std::path::PathBuf;
 
 /// Arguments of `srcflow run`.
 #[derive(Args)]
 pub struct RunArgs {
-    /// Problem directory (manifest.json + <layer>/<site:05>.npy).
-    dir: PathBuf,
-    /// Output bond cap χ̄ (also the sketch size).
-    #[arg(long)]
-    chi_out: usize,
+    #[command(flatten)]
+    problem: ProblemArgs,
     /// Output directory; must not exist. Written to a temporary name and renamed at the end.
     #[arg(long)]
     out: PathBuf,
@@ -25,11 +22,6 @@ pub struct RunArgs {
     /// Kernel threads (0: one per core).
     #[arg(long, default_value_t = 0)]
     threads: usize,
-    /// Sketch columns per env/sketch task (default: the planner's choice).
-    #[arg(long)]
-    batch_cols: Option<usize>,
-    #[command(flatten)]
-    tiering: TieringArgs,
     /// Print the report as JSON.
     #[arg(long)]
     json: bool,
@@ -38,15 +30,8 @@ pub struct RunArgs {
 /// Runs `srcflow run`.
 pub fn run(args: RunArgs) -> Result<()> {
     install_ctrlc_handler()?;
-    let options = Options {
-        chi_out: args.chi_out,
-        seed: args.seed,
-        threads: args.threads,
-        batch_cols: args.batch_cols,
-    };
-    let problem = ProblemDir::open(&args.dir)?;
-    let tiering = args.tiering.resolve()?;
-    if let Some(budgets) = &tiering.budgets {
+    let (problem, engine) = args.problem.open(args.seed, args.threads)?;
+    if let Some(budgets) = &engine.tiering().budgets {
         let removed = clean_stale(&budgets.scratch_dir)?;
         if removed > 0 {
             eprintln!(
@@ -56,7 +41,6 @@ pub fn run(args: RunArgs) -> Result<()> {
             );
         }
     }
-    let engine = Engine::new(options)?.with_tiering(tiering);
     let (graph, _) = engine.prepare(problem.shape())?;
     let output = OutputDir::create(&args.out, graph.output_kind(), graph.sites())?;
     let report = engine.run_graph(&graph, &problem, &output)?;

@@ -1,4 +1,4 @@
-//! Out-of-core options shared by `srcflow run` and `srcflow plan`.
+//! Out-of-core options shared by `srcflow run`, `srcflow plan` and `srcflow graph`.
 
 use clap::Args;
 use srcflow::engine::Tiering;

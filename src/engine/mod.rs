@@ -89,6 +89,11 @@ impl Engine {
         &self.options
     }
 
+    /// The out-of-core choices this engine runs with.
+    pub fn tiering(&self) -> &Tiering {
+        &self.tiering
+    }
+
     /// The graph this engine would run for `stack`, with its plan when budgets are set.
     pub fn prepare(&self, stack: &StackShape) -> Result<(SweepGraph, Option<Plan>)> {
         let Some(budgets) = &self.tiering.budgets else {

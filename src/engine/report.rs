@@ -207,18 +207,13 @@ impl fmt::Display for Report {
             self.flops / 1e9,
             self.gflops_per_s
         )?;
-        let ops: Vec<String> = self
-            .busy_by_op
-            .iter()
-            .map(|(op, s)| format!("{op} {s:.3}"))
-            .collect();
-        writeln!(f, "busy (s)       {}", ops.join(", "))?;
-        let envs: Vec<String> = self
-            .environments
-            .iter()
-            .map(|(tier, n)| format!("{tier} {n}"))
-            .collect();
-        writeln!(f, "environments   {}", envs.join(", "))?;
+        let ops = listed(&self.busy_by_op, |s| format!("{s:.3}"));
+        writeln!(f, "busy (s)       {ops}")?;
+        writeln!(
+            f,
+            "environments   {}",
+            listed(&self.environments, usize::to_string)
+        )?;
         writeln!(
             f,
             "stalls →       {}",
@@ -261,6 +256,15 @@ impl fmt::Display for Report {
             self.blocks_mapped, self.blocks_released
         )
     }
+}
+
+/// `name value, name value, …` for a map.
+fn listed<V>(map: &BTreeMap<String, V>, show: impl Fn(&V) -> String) -> String {
+    let items: Vec<String> = map
+        .iter()
+        .map(|(k, v)| format!("{k} {}", show(v)))
+        .collect();
+    items.join(", ")
 }
 
 /// One pass's stalls as a line of the report.
