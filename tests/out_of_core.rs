@@ -7,7 +7,7 @@ mod common;
 use common::*;
 use srcflow::engine::Tiering;
 use srcflow::ops::distance;
-use srcflow::plan::Tier;
+use srcflow::plan::{Bandwidth, Tier};
 use srcflow::sched::Prefetch;
 use srcflow::{Engine, Options, Train};
 
@@ -67,10 +67,11 @@ fn results_do_not_depend_on_where_environments_live() {
 }
 
 #[test]
-fn every_prefetch_policy_gives_the_same_result() {
+fn every_prefetch_policy_gives_the_same_result_on_a_slow_disk() {
     let stack = problem();
     let scratch = tempfile::tempdir().unwrap();
-    let (device, host) = budgets_for_every_tier(&stack, scratch.path(), None);
+    let batch = Some(8);
+    let (device, host) = budgets_for_every_tier(&stack, scratch.path(), batch);
     let mut outputs = Vec::new();
     for policy in [
         "none",
@@ -81,9 +82,10 @@ fn every_prefetch_policy_gives_the_same_result() {
     ] {
         let tiering = Tiering {
             prefetch: policy.parse::<Prefetch>().unwrap(),
+            disk_bandwidth: Some(Bandwidth(10e6)),
             ..Tiering::default()
         };
-        let engine = engine_with(device, host, scratch.path(), None, tiering);
+        let engine = engine_with(device, host, scratch.path(), batch, tiering);
         outputs.push(engine.run(&stack).unwrap().0);
         assert_empty(scratch.path());
     }

@@ -256,8 +256,8 @@ impl<'g> Dispatcher<'g> {
     }
 
     /// Room for a prefetch: within the policy's window (as many slices, as many steps ahead, as
-    /// the planner modelled), or within the memory the plan leaves free at every step until the
-    /// data is consumed, less what fetches already hold.
+    /// the planner modelled), or within the memory the plan leaves free at every step before
+    /// the window in which the plan already counts this slice, less what fetches already hold.
     fn room_for(&self, task: &Task, frontier: usize) -> bool {
         let used = self.window_used.get(&task.lane).copied().unwrap_or(0);
         let ahead = self.options.prefetch.window_slices();
@@ -267,7 +267,11 @@ impl<'g> Dispatcher<'g> {
         let Some(spare) = &self.options.spare_memory_by_step else {
             return false;
         };
-        let free = spare.range(frontier..=task.step).map(|(_, &b)| b).min();
+        let modelled_from = task.step.saturating_sub(ahead);
+        if modelled_from <= frontier {
+            return false;
+        }
+        let free = spare.range(frontier..modelled_from).map(|(_, &b)| b).min();
         let held: u64 = self.window_used.values().sum();
         free.is_some_and(|free| held + task.moved_bytes <= free)
     }
