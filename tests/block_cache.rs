@@ -23,7 +23,7 @@ fn blocks_are_reused_zeroed_and_released_under_the_cap() {
     assert_eq!(stats().mapped, before.mapped, "the freed block was reused");
     drop(clean);
 
-    let cached_before = stats().cached;
+    let cached_before = stats().cached_bytes;
     assert!(cached_before >= 8 * MB);
     let resident = resident_bytes().expect("Linux reports resident memory");
     set_cap(Some((resident + 2 * MB) as u64));
@@ -33,6 +33,6 @@ fn blocks_are_reused_zeroed_and_released_under_the_cap() {
         stats().unmapped > before.unmapped,
         "a cached block was released for the cap"
     );
-    assert!(stats().cached < cached_before);
+    assert!(stats().cached_bytes < cached_before);
     drop(other_size);
 }

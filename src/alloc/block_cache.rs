@@ -28,13 +28,13 @@ static CAP: AtomicUsize = AtomicUsize::new(usize::MAX);
 static MAPPED: AtomicUsize = AtomicUsize::new(0);
 static UNMAPPED: AtomicUsize = AtomicUsize::new(0);
 
-/// Bytes in large blocks, handed out and kept.
+/// What the block cache holds and has done.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct CacheStats {
-    /// Blocks in use.
-    pub live: usize,
-    /// Freed blocks kept for reuse.
-    pub cached: usize,
+    /// Bytes of blocks in use.
+    pub live_bytes: usize,
+    /// Bytes of freed blocks kept for reuse.
+    pub cached_bytes: usize,
     /// Blocks mapped so far (cache misses).
     pub mapped: usize,
     /// Cached blocks unmapped so far to stay within the cap.
@@ -52,8 +52,8 @@ pub fn set_cap(cap: Option<u64>) {
 /// Bytes of large blocks in use and cached now.
 pub fn stats() -> CacheStats {
     CacheStats {
-        live: LIVE.load(Ordering::Relaxed),
-        cached: CACHED.load(Ordering::Relaxed),
+        live_bytes: LIVE.load(Ordering::Relaxed),
+        cached_bytes: CACHED.load(Ordering::Relaxed),
         mapped: MAPPED.load(Ordering::Relaxed),
         unmapped: UNMAPPED.load(Ordering::Relaxed),
     }
@@ -95,7 +95,7 @@ impl BlockCache {
             let bytes = class_size(class_to_free);
             unmap(block as *mut u8, bytes);
             CACHED.fetch_sub(bytes, Ordering::Relaxed);
-            resident = resident.saturating_sub(bytes);
+            resident = resident_bytes().unwrap_or_else(|| resident.saturating_sub(bytes));
             class_to_free += 1;
         }
         drop(free);
@@ -159,8 +159,11 @@ fn map(size: usize) -> Option<*mut u8> {
             0,
         )
     };
+    if ptr == libc::MAP_FAILED {
+        return None;
+    }
     MAPPED.fetch_add(1, Ordering::Relaxed);
-    (ptr != libc::MAP_FAILED).then_some(ptr.cast())
+    Some(ptr.cast())
 }
 
 /// Unmaps a block made by [`map`].

@@ -32,7 +32,7 @@ pub fn run(args: RunArgs) -> Result<()> {
     install_ctrlc_handler()?;
     let (problem, engine) = args.problem.open(args.seed, args.threads)?;
     if let Some(budgets) = &engine.tiering().budgets {
-        let removed = clean_stale(&budgets.scratch_dir)?;
+        let removed = clean_stale(&budgets.scratch_dir);
         if removed > 0 {
             eprintln!(
                 "srcflow: removed {removed} scratch director{} left by dead runs under {}",

@@ -13,7 +13,7 @@ pub struct TieringArgs {
     #[command(flatten)]
     budgets: BudgetArgs,
     /// When spilled environments are fetched back: none (on demand), lookahead:K (K steps
-    /// ahead), or bandwidth[:W] (just in time from measured rates, at most W slices ahead).
+    /// ahead), or bandwidth[:W] (just in time from measured rates, W steps reserved).
     #[arg(long, value_name = "POLICY", default_value = "bandwidth")]
     prefetch: Prefetch,
     /// Cap each disk lane (read, write) at this rate, e.g. 200MB/s, to mimic a slow filesystem.

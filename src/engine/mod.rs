@@ -116,7 +116,7 @@ impl Engine {
         let sched = self.sched_options();
         Drift {
             read_ahead_steps: sched.read_ahead_steps,
-            fetch_ahead_steps: sched.prefetch.window_slices(),
+            fetch_ahead_steps: sched.prefetch.window_steps(),
             spill_lag_steps: sched.spill_lag_steps,
         }
     }

@@ -134,15 +134,6 @@ fn environment_tiers(graph: &SweepGraph) -> BTreeMap<String, usize> {
     counts
 }
 
-/// The pass an event belongs to.
-fn pass_of(graph: &SweepGraph, event: &TaskEvent) -> Pass {
-    if event.step + 1 < graph.sites() && event.op != Op::Exact {
-        Pass::LeftToRight
-    } else {
-        Pass::RightToLeft
-    }
-}
-
 /// Busy time and bytes of every lane in every pass.
 fn lane_uses(graph: &SweepGraph, log: &RunLog) -> Vec<LaneUse> {
     let mut uses = Vec::new();
@@ -151,7 +142,7 @@ fn lane_uses(graph: &SweepGraph, log: &RunLog) -> Vec<LaneUse> {
             (Pass::LeftToRight, "left-to-right"),
             (Pass::RightToLeft, "right-to-left"),
         ] {
-            let mine = |e: &&TaskEvent| e.lane == lane && pass_of(graph, e) == pass;
+            let mine = |e: &&TaskEvent| e.lane == lane && graph.pass_of(e.op, e.step) == pass;
             let busy_s: f64 = log
                 .events
                 .iter()

@@ -51,6 +51,16 @@ impl SweepGraph {
         nodes
     }
 
+    /// The pass a task of `op` at sweep `step` belongs to (the exact two-site path counts as
+    /// right-to-left, where the output is made).
+    pub fn pass_of(&self, op: Op, step: usize) -> Pass {
+        if step + 1 < self.sites() && op != Op::Exact {
+            Pass::LeftToRight
+        } else {
+            Pass::RightToLeft
+        }
+    }
+
     /// Total real flops of all tasks.
     pub fn total_flops(&self) -> f64 {
         self.graph.node_weights().map(|t| t.flops).sum()

@@ -4,7 +4,7 @@
 //! Compute tasks run one after another in step order; every value lives from its producer to
 //! its last consumer. I/O moves values early or late within the scheduler's limits: input
 //! cores are read up to `read_ahead_steps` early, fetched environments arrive up to
-//! `fetch_ahead_steps` early, and spills finish within `spill_lag_steps`. While a task runs it
+//! `fetch_ahead_steps` early (every batch of those steps), and spills finish within `spill_lag_steps`. While a task runs it
 //! holds its inputs plus its own peak (intermediates and output).
 
 use super::Tier;
@@ -97,7 +97,7 @@ impl MemoryProfile {
                 }
                 (Lane::Upload | Lane::DiskRead, false) => first_at(task.step),
                 (_, true) => first_at(task.step),
-                (_, false) => last_at(task.step + drift.spill_lag_steps.saturating_sub(1)),
+                (_, false) => last_at(task.step + drift.spill_lag_steps.max(1) - 1),
             }
         };
         let k = order.len();

@@ -5,7 +5,7 @@ use super::rates::Rates;
 use super::stall::{StallCause, StallClock};
 use super::{interrupted, Done, FetchView, Job, PrefetchPolicy, RunLog, SchedOptions};
 use crate::error::{Error, Result};
-use crate::graph::{DataId, Lane, Op, Pass, Stage, SweepGraph, Task};
+use crate::graph::{DataId, Lane, Op, Stage, SweepGraph, Task};
 use crate::store::{Store, Value};
 use crossbeam_channel::{Receiver, RecvTimeoutError, Sender};
 use petgraph::stable_graph::NodeIndex;
@@ -32,8 +32,8 @@ pub(super) struct Dispatcher<'g> {
     compute_left: BTreeSet<(usize, usize)>,
     flops_left: BTreeMap<usize, f64>,
     spills_left: BTreeMap<usize, usize>,
-    window_used: HashMap<Lane, u64>,
-    window_cap: u64,
+    /// Bytes fetched (or being fetched) and not yet consumed, per fetch lane.
+    fetched_held: HashMap<Lane, u64>,
     compute_since: Option<Instant>,
     wake_at: Option<Instant>,
     store: Store,
@@ -45,14 +45,6 @@ pub(super) struct Dispatcher<'g> {
 impl<'g> Dispatcher<'g> {
     pub fn new(graph: &'g SweepGraph, options: SchedOptions) -> Self {
         let bound = graph.graph.node_bound();
-        let largest_fetch = graph
-            .graph
-            .node_weights()
-            .filter(|t| matches!(t.op, Op::Fetch { .. }))
-            .map(|t| t.moved_bytes)
-            .max()
-            .unwrap_or(0);
-        let window_cap = largest_fetch * options.prefetch.window_slices() as u64;
         let mut d = Dispatcher {
             graph,
             options,
@@ -63,8 +55,7 @@ impl<'g> Dispatcher<'g> {
             compute_left: BTreeSet::new(),
             flops_left: BTreeMap::new(),
             spills_left: BTreeMap::new(),
-            window_used: HashMap::new(),
-            window_cap,
+            fetched_held: HashMap::new(),
             compute_since: None,
             wake_at: None,
             store: Store::new(graph),
@@ -194,7 +185,7 @@ impl<'g> Dispatcher<'g> {
             self.ready.get_mut(&lane).expect("seen").pop();
             let task = &self.graph.graph[node];
             if matches!(task.op, Op::Fetch { .. }) {
-                *self.window_used.entry(lane).or_default() += task.moved_bytes;
+                *self.fetched_held.entry(lane).or_default() += task.moved_bytes;
             }
             let inputs = self.store.inputs(task);
             lanes[&lane].send(Job { node, inputs }).expect("lane alive");
@@ -220,12 +211,13 @@ impl<'g> Dispatcher<'g> {
         }
     }
 
-    /// True when a spill older than the allowed lag is unfinished at `step`.
+    /// True when a spill older than the allowed lag (at least one step) is unfinished at `step`.
     fn behind_on_spills(&self, step: usize) -> bool {
+        let lag = self.options.spill_lag_steps.max(1);
         self.spills_left
             .keys()
             .next()
-            .is_some_and(|&oldest| oldest + self.options.spill_lag_steps <= step)
+            .is_some_and(|&oldest| oldest + lag <= step)
     }
 
     /// Whether a fetch may start: always for the step compute is at, otherwise when there is
@@ -255,13 +247,12 @@ impl<'g> Dispatcher<'g> {
         }
     }
 
-    /// Room for a prefetch: within the policy's window (as many slices, as many steps ahead, as
-    /// the planner modelled), or within the memory the plan leaves free at every step before
-    /// the window in which the plan already counts this slice, less what fetches already hold.
+    /// Room for a prefetch: within the policy's window of steps (which the planner counted), or
+    /// within the memory the plan leaves free at every step before the window in which it
+    /// counts this slice, less what fetches already hold.
     fn room_for(&self, task: &Task, frontier: usize) -> bool {
-        let used = self.window_used.get(&task.lane).copied().unwrap_or(0);
-        let ahead = self.options.prefetch.window_slices();
-        if task.step <= frontier + ahead && used + task.moved_bytes <= self.window_cap {
+        let ahead = self.options.prefetch.window_steps();
+        if task.step <= frontier.saturating_add(ahead) {
             return true;
         }
         let Some(spare) = &self.options.spare_memory_by_step else {
@@ -272,7 +263,7 @@ impl<'g> Dispatcher<'g> {
             return false;
         }
         let free = spare.range(frontier..modelled_from).map(|(_, &b)| b).min();
-        let held: u64 = self.window_used.values().sum();
+        let held: u64 = self.fetched_held.values().sum();
         free.is_some_and(|free| held + task.moved_bytes <= free)
     }
 
@@ -319,11 +310,8 @@ impl<'g> Dispatcher<'g> {
         let Some(&(step, index)) = self.compute_left.first() else {
             return;
         };
-        let pass = if step + 1 < self.graph.sites() {
-            Pass::LeftToRight
-        } else {
-            Pass::RightToLeft
-        };
+        let node = NodeIndex::new(index);
+        let pass = self.graph.pass_of(self.graph.graph[node].op, step);
         let cause = if self
             .ready
             .get(&Lane::Compute)
@@ -331,7 +319,7 @@ impl<'g> Dispatcher<'g> {
         {
             StallCause::Spill
         } else {
-            self.missing_input(NodeIndex::new(index))
+            self.missing_input(node)
         };
         self.stalls.idle(pass, cause);
     }
@@ -357,7 +345,7 @@ impl<'g> Dispatcher<'g> {
         let task = &self.graph.graph[node];
         self.finished[node.index()] = true;
         self.store.finish(task, outputs);
-        self.release_window(task);
+        self.release_fetched(task);
         if task.lane == Lane::Compute {
             self.compute_left.remove(&(task.step, node.index()));
             let step_done = self
@@ -392,8 +380,8 @@ impl<'g> Dispatcher<'g> {
         }
     }
 
-    /// Returns to the fetch window the bytes of fetched values `task` was the last to read.
-    fn release_window(&mut self, task: &Task) {
+    /// Forgets the bytes of fetched values `task` was the last to read.
+    fn release_fetched(&mut self, task: &Task) {
         for id in &task.inputs {
             let DataId::Spilled { site, cols, stage } = *id else {
                 continue;
@@ -404,7 +392,7 @@ impl<'g> Dispatcher<'g> {
                 _ => continue,
             };
             if !self.store.holds(id) {
-                let used = self.window_used.entry(lane).or_default();
+                let used = self.fetched_held.entry(lane).or_default();
                 *used = used.saturating_sub(self.graph.env_bytes(site, cols));
             }
         }

@@ -41,7 +41,8 @@ pub struct SchedOptions {
     /// An input read may start when its step is at most this far past the oldest unfinished
     /// compute step.
     pub read_ahead_steps: usize,
-    /// A left-to-right compute task waits while a spill this many steps older is unfinished.
+    /// A compute task waits while a spill this many steps older (at least 1) is unfinished, so
+    /// spills falling behind hold back the left-to-right pass instead of piling up in memory.
     pub spill_lag_steps: usize,
     /// When fetches of spilled environments start.
     pub prefetch: Prefetch,

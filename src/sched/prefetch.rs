@@ -1,9 +1,10 @@
 //! Prefetch policies: when a fetch task (disk → host, host → device) may start.
 //!
 //! The dispatcher asks the policy about the lowest-step ready fetch of each fetch lane. Fetches
-//! always start in the order their data is needed and only into the byte window the planner
-//! reserved, so a prefetch never displaces data needed sooner; the fetch for the step compute
-//! is at may always start.
+//! always start in the order their data is needed, and only within the policy's window of
+//! steps (which the planner reserves memory for) or into memory the plan leaves free until the
+//! data is used, so a prefetch never displaces data needed sooner; the fetch for the step
+//! compute is at may always start.
 
 use crate::error::{Error, Result};
 use std::fmt;
@@ -31,8 +32,8 @@ pub trait PrefetchPolicy: Send + Sync + fmt::Debug {
     /// Seconds from now until the fetch described by `view` should start (zero or less: now),
     /// or `None` to decide again at the next completion.
     fn start_in(&self, view: &FetchView) -> Option<f64>;
-    /// How many environment slices beyond the one in use it may hold in flight (for the planner).
-    fn window_slices(&self) -> usize;
+    /// How many steps ahead of compute it may fetch into memory the planner reserves for it.
+    fn window_steps(&self) -> usize;
 }
 
 /// The policies users choose with `--prefetch`.
@@ -47,7 +48,7 @@ pub enum Prefetch {
     BandwidthAware {
         /// Safety factor on the estimated fetch time.
         margin: f64,
-        /// Slices it may hold beyond the one in use.
+        /// Steps ahead it may fetch into reserved memory.
         window: usize,
     },
 }
@@ -69,17 +70,17 @@ impl PrefetchPolicy for Prefetch {
         }
         match *self {
             Prefetch::None => None,
-            Prefetch::Lookahead(k) => now_if(view.step <= view.frontier + k),
+            Prefetch::Lookahead(k) => now_if(view.step <= view.frontier.saturating_add(k)),
             Prefetch::BandwidthAware { margin, .. } => {
                 match (view.spare_seconds, view.seconds_to_fetch) {
                     (Some(spare), Some(fetch)) => Some(spare - (margin - 1.0) * fetch),
-                    _ => now_if(view.step <= view.frontier + 1),
+                    _ => now_if(view.step <= view.frontier.saturating_add(1)),
                 }
             }
         }
     }
 
-    fn window_slices(&self) -> usize {
+    fn window_steps(&self) -> usize {
         match *self {
             Prefetch::None => 0,
             Prefetch::Lookahead(k) => k,

@@ -8,6 +8,8 @@ use std::path::{Path, PathBuf};
 
 /// Prefix of every scratch directory's name.
 const PREFIX: &str = "srcflow-scratch-";
+/// Prefix of a scratch directory still being set up (never cleaned by other runs).
+const CREATING: &str = ".srcflow-creating-";
 /// The lock file a live run holds inside its scratch directory.
 const LOCK: &str = ".lock";
 
@@ -19,26 +21,30 @@ pub struct ScratchDir {
 }
 
 impl ScratchDir {
-    /// Removes stale scratch directories under `parent`, then makes this run's own.
+    /// Removes stale scratch directories under `parent`, then makes this run's own: set up and
+    /// locked under a name other runs leave alone, then renamed, so no cleaner sees it unlocked.
     pub fn create(parent: &Path) -> Result<Self> {
         std::fs::create_dir_all(parent).map_err(|e| Error::io(parent, e))?;
-        clean_stale(parent)?;
+        clean_stale(parent);
         let stamp = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_nanos());
-        let path = parent.join(format!("{PREFIX}{}-{stamp}", std::process::id()));
-        std::fs::create_dir(&path).map_err(|e| Error::io(&path, e))?;
-        let lock_path = path.join(LOCK);
-        let lock = File::create(&lock_path).and_then(|file| {
-            try_lock(&file)?
-                .then_some(file)
-                .ok_or_else(|| std::io::Error::other("lock held by another process"))
-        });
-        match lock {
+        let name = format!("{}-{stamp}", std::process::id());
+        let setup = parent.join(format!("{CREATING}{name}"));
+        let path = parent.join(format!("{PREFIX}{name}"));
+        std::fs::create_dir(&setup).map_err(|e| Error::io(&setup, e))?;
+        let locked = File::create(setup.join(LOCK))
+            .and_then(|file| {
+                try_lock(&file)?
+                    .then_some(file)
+                    .ok_or_else(|| std::io::Error::other("lock held by another process"))
+            })
+            .and_then(|file| std::fs::rename(&setup, &path).map(|()| file));
+        match locked {
             Ok(file) => Ok(ScratchDir { path, _lock: file }),
             Err(e) => {
-                let _ = std::fs::remove_dir_all(&path);
-                Err(Error::io(lock_path, e))
+                let _ = std::fs::remove_dir_all(&setup);
+                Err(Error::io(&path, e))
             }
         }
     }
@@ -55,16 +61,17 @@ impl Drop for ScratchDir {
     }
 }
 
-/// Removes every scratch directory under `parent` whose run is gone (its lock is free);
-/// returns how many it removed.
-pub fn clean_stale(parent: &Path) -> Result<usize> {
+/// Removes every scratch directory of this user under `parent` whose run is gone (its lock is
+/// free); returns how many it removed. A directory it cannot remove is reported on stderr and
+/// left alone: a stranger's leftovers must not stop this run.
+pub fn clean_stale(parent: &Path) -> usize {
     let Ok(entries) = std::fs::read_dir(parent) else {
-        return Ok(0);
+        return 0;
     };
     let mut removed = 0;
     for entry in entries.flatten() {
         let name = entry.file_name();
-        if !name.to_string_lossy().starts_with(PREFIX) {
+        if !name.to_string_lossy().starts_with(PREFIX) || !owned_by_me(&entry) {
             continue;
         }
         let dir = entry.path();
@@ -72,12 +79,26 @@ pub fn clean_stale(parent: &Path) -> Result<usize> {
             Ok(file) => try_lock(&file).unwrap_or(false),
             Err(_) => owner_is_gone(&name.to_string_lossy()),
         };
-        if abandoned {
-            std::fs::remove_dir_all(&dir).map_err(|e| Error::io(&dir, e))?;
-            removed += 1;
+        if !abandoned {
+            continue;
+        }
+        match std::fs::remove_dir_all(&dir) {
+            Ok(()) => removed += 1,
+            Err(e) => eprintln!(
+                "srcflow: warning: cannot remove the stale scratch directory {}: {e}",
+                dir.display()
+            ),
         }
     }
-    Ok(removed)
+    removed
+}
+
+/// True when the directory entry belongs to the user running this process.
+fn owned_by_me(entry: &std::fs::DirEntry) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    // SAFETY: geteuid has no preconditions.
+    let me = unsafe { libc::geteuid() };
+    entry.metadata().is_ok_and(|m| m.uid() == me)
 }
 
 /// Takes an exclusive lock on `file` without waiting; false if another process holds it.
@@ -94,14 +115,17 @@ fn try_lock(file: &File) -> std::io::Result<bool> {
     }
 }
 
-/// True when the process id in a scratch directory's name no longer runs (no lock file yet).
+/// True when the process id in a scratch directory's name no longer exists (no lock file).
 fn owner_is_gone(name: &str) -> bool {
     let pid = name
         .strip_prefix(PREFIX)
         .and_then(|rest| rest.split('-').next())
         .and_then(|pid| pid.parse::<i32>().ok());
     // SAFETY: signal 0 only checks that the process exists.
-    pid.is_some_and(|pid| unsafe { libc::kill(pid, 0) } != 0)
+    pid.is_some_and(|pid| {
+        let alive = unsafe { libc::kill(pid, 0) } == 0;
+        !alive && std::io::Error::last_os_error().raw_os_error() == Some(libc::ESRCH)
+    })
 }
 
 #[cfg(test)]
@@ -116,7 +140,7 @@ mod tests {
         std::fs::create_dir(&dead).unwrap();
         File::create(dead.join(LOCK)).unwrap();
         File::create(dead.join("env-00001.bin")).unwrap();
-        assert_eq!(clean_stale(parent.path()).unwrap(), 1);
+        assert_eq!(clean_stale(parent.path()), 1);
         assert!(!dead.exists() && live.path().exists());
         let path = live.path().to_path_buf();
         drop(live);

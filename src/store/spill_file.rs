@@ -45,6 +45,7 @@ impl SpillFile {
         let mut buffer = AlignedBlock::new(bytes.len());
         let start = Instant::now();
         for (i, chunk) in bytes.chunks(BLOCK).enumerate() {
+            stop_if_interrupted()?;
             let padded = buffer.fill_from(chunk);
             file.write_all_at(padded, (i * BLOCK) as u64)
                 .map_err(fail)?;
@@ -67,6 +68,7 @@ impl SpillFile {
         let mut buffer = AlignedBlock::new(bytes.len());
         let start = Instant::now();
         for (i, chunk) in bytes.chunks_mut(BLOCK).enumerate() {
+            stop_if_interrupted()?;
             let padded = chunk.len().next_multiple_of(ALIGN);
             file.read_exact_at(&mut buffer.bytes_mut()[..padded], (i * BLOCK) as u64)
                 .map_err(fail)?;
@@ -94,6 +96,14 @@ impl Drop for SpillFile {
     fn drop(&mut self) {
         let _ = std::fs::remove_file(&self.path);
     }
+}
+
+/// Ends a transfer between blocks once the user has pressed Ctrl-C.
+fn stop_if_interrupted() -> Result<()> {
+    if crate::sched::interrupted() {
+        return Err(Error::Interrupted);
+    }
+    Ok(())
 }
 
 /// Opens `path` for writing (a new file) or reading, with `O_DIRECT` unless the filesystem
