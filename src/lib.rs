@@ -11,6 +11,7 @@ pub mod error;
 pub mod graph;
 pub mod io;
 pub mod kernels;
+pub mod liveness;
 pub mod ops;
 pub mod plan;
 pub mod sched;

@@ -175,3 +175,23 @@ fn a_dead_runs_scratch_is_removed_at_the_next_start() {
     );
     assert_empty(&scratch);
 }
+
+#[test]
+fn output_left_by_a_killed_run_is_removed_at_the_next_start() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (problem, _, _) = problem_on_disk(tmp.path());
+    let mut gone = Command::new("true").spawn().unwrap();
+    gone.wait().unwrap();
+    let abandoned = tmp.path().join(format!(".out.srcflow-tmp-{}", gone.id()));
+    std::fs::create_dir_all(abandoned.join("out")).unwrap();
+    let output = srcflow(&["run", &problem, "--chi-out", "8", "--out"])
+        .arg(tmp.path().join("out"))
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert!(
+        !abandoned.exists(),
+        "the killed run's staging output is gone"
+    );
+    assert!(tmp.path().join("out/manifest.json").exists());
+}

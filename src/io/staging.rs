@@ -1,6 +1,7 @@
 //! `StagingDir`: a hidden sibling directory renamed into place only when complete.
 
 use crate::error::{Error, Result};
+use crate::liveness::process_is_gone;
 use std::path::{Path, PathBuf};
 
 /// A directory built under a temporary name next to its destination; removed unless committed.
@@ -25,11 +26,9 @@ impl StagingDir {
             .filter(|p| !p.as_os_str().is_empty())
             .unwrap_or(Path::new("."));
         std::fs::create_dir_all(parent).map_err(|e| Error::io(parent, e))?;
-        let staging = parent.join(format!(
-            ".{}.srcflow-tmp-{}",
-            name.to_string_lossy(),
-            std::process::id()
-        ));
+        let prefix = format!(".{}.srcflow-tmp-", name.to_string_lossy());
+        remove_abandoned(parent, &prefix);
+        let staging = parent.join(format!("{prefix}{}", std::process::id()));
         if staging.exists() {
             std::fs::remove_dir_all(&staging).map_err(|e| Error::io(&staging, e))?;
         }
@@ -60,6 +59,29 @@ impl Drop for StagingDir {
     fn drop(&mut self) {
         if !self.committed {
             let _ = std::fs::remove_dir_all(&self.staging);
+        }
+    }
+}
+
+/// Removes staging directories `<prefix><pid>` under `parent` whose process is gone (a run
+/// killed before it could clean up); one that cannot be removed is left, with a warning.
+fn remove_abandoned(parent: &Path, prefix: &str) {
+    let Ok(entries) = std::fs::read_dir(parent) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let pid = name
+            .to_str()
+            .and_then(|n| n.strip_prefix(prefix))
+            .and_then(|pid| pid.parse::<i32>().ok());
+        if pid.is_some_and(process_is_gone) {
+            if let Err(e) = std::fs::remove_dir_all(entry.path()) {
+                eprintln!(
+                    "srcflow: warning: cannot remove the abandoned output {}: {e}",
+                    entry.path().display()
+                );
+            }
         }
     }
 }

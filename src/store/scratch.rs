@@ -2,6 +2,7 @@
 //! and — if the run died — at the start of the next run.
 
 use crate::error::{Error, Result};
+use crate::liveness::process_is_gone;
 use std::fs::File;
 use std::os::fd::AsRawFd;
 use std::path::{Path, PathBuf};
@@ -121,11 +122,7 @@ fn owner_is_gone(name: &str) -> bool {
         .strip_prefix(PREFIX)
         .and_then(|rest| rest.split('-').next())
         .and_then(|pid| pid.parse::<i32>().ok());
-    // SAFETY: signal 0 only checks that the process exists.
-    pid.is_some_and(|pid| {
-        let alive = unsafe { libc::kill(pid, 0) } == 0;
-        !alive && std::io::Error::last_os_error().raw_os_error() == Some(libc::ESRCH)
-    })
+    pid.is_some_and(process_is_gone)
 }
 
 #[cfg(test)]
