@@ -78,3 +78,53 @@ fn json_loads_back_to_the_same_graph_and_dot_names_every_task() {
             .contains("bad.json")
     );
 }
+
+#[test]
+fn placement_puts_spill_and_fetch_tasks_between_an_env_and_its_sketch() {
+    use srcflow::graph::{DataId, Lane, Stage};
+    use srcflow::plan::Tier;
+    let mut g = graph(Some(4));
+    let tiers = [
+        Tier::Disk,
+        Tier::Host,
+        Tier::Device,
+        Tier::Device,
+        Tier::Device,
+    ];
+    g.place_environments(&tiers).unwrap();
+    let count = |op: Op| g.graph.node_weights().filter(|t| t.op == op).count();
+    assert_eq!(
+        count(Op::Spill { to: Tier::Host }),
+        2 * 3,
+        "host and disk envs, 3 batches"
+    );
+    assert_eq!(count(Op::Spill { to: Tier::Disk }), 3);
+    assert_eq!(count(Op::Fetch { from: Tier::Disk }), 3);
+    assert_eq!(count(Op::Fetch { from: Tier::Host }), 2 * 3);
+    for task in g.graph.node_weights().filter(|t| t.op == Op::Sketch) {
+        let env = task.inputs[0];
+        match task.site {
+            1 | 2 => assert!(
+                matches!(
+                    env,
+                    DataId::Spilled {
+                        stage: Stage::Device,
+                        ..
+                    }
+                ),
+                "sketch {task} reads the fetched copy, not {env}"
+            ),
+            _ => assert!(matches!(env, DataId::Env { .. }), "{task} reads {env}"),
+        }
+    }
+    let lanes: Vec<Lane> = g.graph.node_weights().map(|t| t.lane).collect();
+    assert!(lanes.contains(&Lane::DiskRead) && lanes.contains(&Lane::Upload));
+    assert!(toposort(&g.graph, None).is_ok(), "still acyclic");
+    let wrong = g.place_environments(&[Tier::Host]).unwrap_err().to_string();
+    assert!(
+        wrong.contains("1 environment tiers") && wrong.contains("5 environments"),
+        "{wrong}"
+    );
+    let again = g.place_environments(&tiers).unwrap_err().to_string();
+    assert!(again.contains("already placed"), "{again}");
+}

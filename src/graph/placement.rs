@@ -25,6 +25,15 @@ impl SweepGraph {
                 tiers.len()
             )));
         }
+        if self
+            .graph
+            .node_weights()
+            .any(|t| matches!(t.op, Op::Spill { .. }))
+        {
+            return Err(Error::Invalid(
+                "the graph's environments are already placed; place a fresh graph".into(),
+            ));
+        }
         let env_tasks: Vec<NodeIndex> = self
             .graph
             .node_indices()
