@@ -18,6 +18,7 @@ pub mod sched;
 pub mod store;
 pub mod tensor;
 pub mod test_matrix;
+pub mod trace;
 pub mod train;
 
 mod api;

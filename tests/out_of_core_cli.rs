@@ -195,3 +195,42 @@ fn output_left_by_a_killed_run_is_removed_at_the_next_start() {
     );
     assert!(tmp.path().join("out/manifest.json").exists());
 }
+
+#[test]
+fn run_writes_a_chrome_trace_on_request() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (problem, device, host) = problem_on_disk(tmp.path());
+    let trace = tmp.path().join("run.json");
+    let output = srcflow(&["run", &problem, "--chi-out", &CHI_OUT.to_string()])
+        .args([
+            "--device-memory",
+            &device,
+            "--host-memory",
+            &host,
+            "--scratch-dir",
+        ])
+        .arg(tmp.path().join("scratch"))
+        .arg("--out")
+        .arg(tmp.path().join("out"))
+        .arg("--trace")
+        .arg(&trace)
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", stderr(&output));
+    let text = std::fs::read_to_string(&trace).unwrap();
+    let parsed: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let events = parsed["traceEvents"].as_array().unwrap();
+    let lanes: Vec<&str> = events
+        .iter()
+        .filter(|e| e["name"] == "thread_name")
+        .filter_map(|e| e["args"]["name"].as_str())
+        .collect();
+    assert!(
+        lanes.contains(&"disk-read") && lanes.contains(&"compute"),
+        "{lanes:?}"
+    );
+    assert!(
+        events.iter().any(|e| e["cat"] == "fetch-disk"),
+        "disk fetches are traced"
+    );
+}

@@ -5,6 +5,7 @@ use clap::Args;
 use srcflow::io::OutputDir;
 use srcflow::sched::install_ctrlc_handler;
 use srcflow::store::clean_stale;
+use srcflow::trace::write_chrome_trace;
 use srcflow::Result;
 use std::path::PathBuf;
 
@@ -22,6 +23,9 @@ pub struct RunArgs {
     /// Kernel threads (0: one per core).
     #[arg(long, default_value_t = 0)]
     threads: usize,
+    /// Write a Chrome trace of the run (open it in ui.perfetto.dev or chrome://tracing).
+    #[arg(long, value_name = "FILE")]
+    trace: Option<PathBuf>,
     /// Print the report as JSON.
     #[arg(long)]
     json: bool,
@@ -43,8 +47,16 @@ pub fn run(args: RunArgs) -> Result<()> {
     }
     let (graph, _) = engine.prepare(problem.shape())?;
     let output = OutputDir::create(&args.out, graph.output_kind(), graph.sites())?;
-    let report = engine.run_graph(&graph, &problem, &output)?;
-    output.commit()?;
+    let (report, log) = engine.run_graph_logged(&graph, &problem, &output)?;
+    if let Some(path) = &args.trace {
+        write_chrome_trace(path, &graph, &log)?;
+    }
+    if let Err(e) = output.commit() {
+        if let Some(path) = &args.trace {
+            let _ = std::fs::remove_file(path);
+        }
+        return Err(e);
+    }
     if args.json {
         println!(
             "{}",

@@ -16,7 +16,7 @@ use crate::backend::{Backend, CpuBackend};
 use crate::error::{Error, Result};
 use crate::graph::{GraphOptions, Op, SweepGraph};
 use crate::plan::{self, Drift, MemoryProfile, Plan, PlanRequest, Tier};
-use crate::sched::{self, PrefetchPolicy, SchedOptions};
+use crate::sched::{self, PrefetchPolicy, RunLog, SchedOptions};
 use crate::store::{DiskTier, Throttle};
 use crate::train::{Stack, StackShape, Train};
 use executor::TaskRouter;
@@ -143,6 +143,17 @@ impl Engine {
         source: &dyn CoreSource,
         sink: &dyn CoreSink,
     ) -> Result<Report> {
+        self.run_graph_logged(graph, source, sink)
+            .map(|(report, _)| report)
+    }
+
+    /// Like [`Engine::run_graph`], also returning the log of every task (for traces).
+    pub fn run_graph_logged(
+        &self,
+        graph: &SweepGraph,
+        source: &dyn CoreSource,
+        sink: &dyn CoreSink,
+    ) -> Result<(Report, RunLog)> {
         let disk = self.disk_tier(graph)?;
         let router = TaskRouter {
             graph,
@@ -167,16 +178,17 @@ impl Engine {
         let (start, blocks) = (Instant::now(), alloc::stats());
         let log = sched::run(graph, &router, sched);
         alloc::set_cap(None);
+        let log = log?;
         let mut report = Report::new(
             graph,
-            &log?,
+            &log,
             start.elapsed().as_secs_f64(),
             self.backend.as_ref(),
         );
         let after = alloc::stats();
         report.blocks_mapped = after.mapped - blocks.mapped;
         report.blocks_released = after.unmapped - blocks.unmapped;
-        Ok(report)
+        Ok((report, log))
     }
 
     /// A scratch directory for the run when `graph` spills to disk.

@@ -345,6 +345,7 @@ impl<'g> Dispatcher<'g> {
         let task = &self.graph.graph[node];
         self.finished[node.index()] = true;
         self.store.finish(task, outputs);
+        self.log.sample_memory(self.store.in_use());
         self.release_fetched(task);
         if task.lane == Lane::Compute {
             self.compute_left.remove(&(task.step, node.index()));

@@ -1,7 +1,7 @@
 //! `RunLog`: when every task ran, for reports and traces.
 
 use super::Stalls;
-use crate::graph::{Lane, Op, Task};
+use crate::graph::{Cols, Lane, Op, Task};
 use crate::store::TierBytes;
 use petgraph::stable_graph::NodeIndex;
 use std::time::Instant;
@@ -19,6 +19,8 @@ pub struct TaskEvent {
     pub site: usize,
     /// Its sweep step.
     pub step: usize,
+    /// The sketch columns it covered (env, sketch, spill and fetch tasks).
+    pub cols: Option<Cols>,
     /// Seconds from the start of the run to the start of the task.
     pub start: f64,
     /// Seconds from the start of the run to the end of the task.
@@ -27,6 +29,15 @@ pub struct TaskEvent {
     pub flops: f64,
     /// Bytes it moved between tiers or files.
     pub bytes: u64,
+}
+
+/// Bytes held on each tier at one moment.
+#[derive(Clone, Copy, Debug)]
+pub struct MemorySample {
+    /// Seconds from the start of the run.
+    pub at: f64,
+    /// Bytes per tier then.
+    pub held: TierBytes,
 }
 
 /// The finished tasks of one run, in completion order.
@@ -39,6 +50,8 @@ pub struct RunLog {
     pub stalls: [Stalls; 2],
     /// The most bytes each tier held.
     pub peak: TierBytes,
+    /// Bytes each tier held after every completion.
+    pub memory: Vec<MemorySample>,
 }
 
 impl Default for RunLog {
@@ -55,7 +68,14 @@ impl RunLog {
             events: Vec::new(),
             stalls: [Stalls::default(); 2],
             peak: TierBytes::default(),
+            memory: Vec::new(),
         }
+    }
+
+    /// Records what each tier holds now.
+    pub fn sample_memory(&mut self, held: TierBytes) {
+        let at = self.origin.elapsed().as_secs_f64();
+        self.memory.push(MemorySample { at, held });
     }
 
     /// Records that `task` ran from `start` to `end`.
@@ -67,6 +87,7 @@ impl RunLog {
             lane: task.lane,
             site: task.site,
             step: task.step,
+            cols: task.cols,
             start: secs(start),
             end: secs(end),
             flops: task.flops,

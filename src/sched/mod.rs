@@ -16,7 +16,7 @@ mod rates;
 mod stall;
 
 pub use interrupt::{install_ctrlc_handler, interrupted};
-pub use log::{RunLog, TaskEvent};
+pub use log::{MemorySample, RunLog, TaskEvent};
 pub use prefetch::{FetchView, Prefetch, PrefetchPolicy};
 pub use stall::Stalls;
 

@@ -102,6 +102,11 @@ impl Store {
         }
     }
 
+    /// Bytes held on each tier now.
+    pub fn in_use(&self) -> TierBytes {
+        self.in_use
+    }
+
     /// The most bytes each tier has held.
     pub fn peak(&self) -> TierBytes {
         self.peak

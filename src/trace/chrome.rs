@@ -1,0 +1,175 @@
+//! `chrome_trace`: a run log as Trace Event JSON.
+//!
+//! One process for the device (lanes compute, download, upload) and one for the host (lanes
+//! io, disk-write, disk-read); a track per lane with a complete event per task; counter tracks
+//! for the bytes each tier holds and the bytes in flight on the copy and disk lanes; flow
+//! arrows from the input that a task waited for to the task.
+
+use crate::error::{Error, Result};
+use crate::graph::{Lane, Op, SweepGraph};
+use crate::sched::{RunLog, TaskEvent};
+use petgraph::visit::EdgeRef;
+use petgraph::Direction;
+use serde_json::{json, Value};
+use std::collections::HashMap;
+use std::path::Path;
+
+/// Process id of the device.
+const DEVICE: u32 = 1;
+/// Process id of the host.
+const HOST: u32 = 2;
+
+/// The process and thread ids of a lane.
+fn track(lane: Lane) -> (u32, u32) {
+    match lane {
+        Lane::Compute => (DEVICE, 1),
+        Lane::Download => (DEVICE, 2),
+        Lane::Upload => (DEVICE, 3),
+        Lane::Io => (HOST, 1),
+        Lane::DiskWrite => (HOST, 2),
+        Lane::DiskRead => (HOST, 3),
+    }
+}
+
+/// Microseconds from the start of the run.
+fn micros(seconds: f64) -> f64 {
+    seconds * 1e6
+}
+
+/// The trace of `log`, the run of `graph`, as a Trace Event Format object.
+pub fn chrome_trace(graph: &SweepGraph, log: &RunLog) -> Value {
+    let mut events = names();
+    let mut timed: Vec<Value> = log.events.iter().map(slice).collect();
+    timed.extend(memory_counters(log));
+    timed.extend(in_flight_counter(log));
+    timed.extend(flows(graph, log));
+    timed.sort_by(|a, b| {
+        a["ts"]
+            .as_f64()
+            .partial_cmp(&b["ts"].as_f64())
+            .expect("finite")
+    });
+    events.extend(timed);
+    json!({ "traceEvents": events, "displayTimeUnit": "ms" })
+}
+
+/// Writes the trace to `path` (through a temporary file, so a failure leaves nothing).
+pub fn write_chrome_trace(path: &Path, graph: &SweepGraph, log: &RunLog) -> Result<()> {
+    let text = serde_json::to_string(&chrome_trace(graph, log)).expect("trace serialises");
+    let staging = path.with_extension("json.srcflow-tmp");
+    std::fs::write(&staging, text)
+        .and_then(|()| std::fs::rename(&staging, path))
+        .map_err(|e| {
+            let _ = std::fs::remove_file(&staging);
+            Error::io(path, e)
+        })
+}
+
+/// Metadata naming the processes and lanes.
+fn names() -> Vec<Value> {
+    let mut names = vec![
+        json!({"ph": "M", "name": "process_name", "pid": DEVICE, "tid": 0, "args": {"name": "device 0"}}),
+        json!({"ph": "M", "name": "process_name", "pid": HOST, "tid": 0, "args": {"name": "host"}}),
+    ];
+    for lane in Lane::ALL {
+        let (pid, tid) = track(lane);
+        names.push(
+            json!({"ph": "M", "name": "thread_name", "pid": pid, "tid": tid,
+                          "args": {"name": lane.name()}}),
+        );
+    }
+    names
+}
+
+/// The complete event of one task, with its site, columns, bytes, flops and rate.
+fn slice(event: &TaskEvent) -> Value {
+    let (pid, tid) = track(event.lane);
+    let seconds = event.end - event.start;
+    let mut args = json!({"site": event.site, "step": event.step});
+    if let Some(cols) = event.cols {
+        args["cols"] = json!(format!("{cols}"));
+    }
+    if event.bytes > 0 {
+        args["bytes"] = json!(event.bytes);
+    }
+    if event.flops > 0.0 {
+        args["flops"] = json!(event.flops);
+        args["gflops_per_s"] = json!(event.flops / seconds.max(1e-12) / 1e9);
+    }
+    if let Op::Spill { to: tier } | Op::Fetch { from: tier } = event.op {
+        args["tier"] = json!(tier.to_string());
+    }
+    json!({"ph": "X", "name": format!("{} {}", event.op.name(), event.site), "cat": event.op.name(),
+           "ts": micros(event.start), "dur": micros(seconds), "pid": pid, "tid": tid,
+           "args": args})
+}
+
+/// Counter events of the bytes each tier holds, after every completion.
+fn memory_counters(log: &RunLog) -> Vec<Value> {
+    log.memory
+        .iter()
+        .flat_map(|s| {
+            let ts = micros(s.at);
+            [
+                json!({"ph": "C", "name": "memory", "ts": ts, "pid": DEVICE, "tid": 0,
+                       "args": {"device bytes": s.held.device}}),
+                json!({"ph": "C", "name": "memory", "ts": ts, "pid": HOST, "tid": 0,
+                       "args": {"host bytes": s.held.host, "disk bytes": s.held.disk}}),
+            ]
+        })
+        .collect()
+}
+
+/// A counter of the bytes being moved by I/O, copy and disk tasks.
+fn in_flight_counter(log: &RunLog) -> Vec<Value> {
+    let mut changes: Vec<(f64, i128)> = log
+        .events
+        .iter()
+        .filter(|e| e.bytes > 0)
+        .flat_map(|e| [(e.start, e.bytes as i128), (e.end, -(e.bytes as i128))])
+        .collect();
+    changes.sort_by(|a, b| a.0.partial_cmp(&b.0).expect("finite"));
+    let mut moving = 0i128;
+    changes
+        .into_iter()
+        .map(|(at, delta)| {
+            moving += delta;
+            json!({"ph": "C", "name": "bytes in flight", "ts": micros(at), "pid": HOST, "tid": 0,
+                   "args": {"bytes": moving}})
+        })
+        .collect()
+}
+
+/// Flow arrows from the input that arrived last to each task that had to wait for it (its
+/// lane was free before the input arrived).
+fn flows(graph: &SweepGraph, log: &RunLog) -> Vec<Value> {
+    let by_node: HashMap<_, &TaskEvent> = log.events.iter().map(|e| (e.node, e)).collect();
+    let mut lane_free: HashMap<Lane, f64> = HashMap::new();
+    let mut ordered: Vec<&TaskEvent> = log.events.iter().collect();
+    ordered.sort_by(|a, b| a.start.partial_cmp(&b.start).expect("finite"));
+    let mut arrows = Vec::new();
+    for event in ordered {
+        let free = lane_free.insert(event.lane, event.end).unwrap_or(0.0);
+        let last_input = graph
+            .graph
+            .edges_directed(event.node, Direction::Incoming)
+            .filter_map(|edge| by_node.get(&edge.source()))
+            .max_by(|a, b| a.end.partial_cmp(&b.end).expect("finite"));
+        let Some(producer) = last_input.filter(|p| p.end > free) else {
+            continue;
+        };
+        let id = arrows.len() / 2;
+        let (from_pid, from_tid) = track(producer.lane);
+        let (to_pid, to_tid) = track(event.lane);
+        let from_ts = producer.end - 0.01 * (producer.end - producer.start);
+        arrows.push(
+            json!({"ph": "s", "name": "waited for", "cat": "dependency", "id": id,
+                           "ts": micros(from_ts), "pid": from_pid, "tid": from_tid}),
+        );
+        arrows.push(
+            json!({"ph": "f", "bp": "e", "name": "waited for", "cat": "dependency",
+                           "id": id, "ts": micros(event.start), "pid": to_pid, "tid": to_tid}),
+        );
+    }
+    arrows
+}
