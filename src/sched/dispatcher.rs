@@ -278,28 +278,26 @@ impl<'g> Dispatcher<'g> {
     }
 
     /// The spare time of `lane`'s pending fetches, in the order it will run them (see
-    /// [`FetchView::spare_seconds`]).
+    /// [`FetchView::spare_seconds`]). The compute left before a step is the flops of earlier
+    /// steps not yet done, at the measured rate, less what the running task has already done.
     fn spare_seconds(&self, lane: Lane) -> Option<f64> {
-        let mut pending: Vec<(usize, usize)> = self.ready.get(&lane)?.iter().map(|r| r.0).collect();
-        pending.sort_unstable();
-        let (mut queued, mut spare) = (0.0, f64::INFINITY);
-        for (_, index) in pending {
-            let task = &self.graph.graph[NodeIndex::new(index)];
-            queued += self.fetch_seconds(task)?;
-            spare = spare.min(self.seconds_until(task.step)? - queued);
-        }
-        Some(spare)
-    }
-
-    /// Estimated compute seconds left before `step` begins: the flops of earlier steps not yet
-    /// done at the measured rate, less what the running task has already done.
-    fn seconds_until(&self, step: usize) -> Option<f64> {
         let rate = self.rates.per_second(Lane::Compute)?;
-        let left = self.flops_left.range(..step).map(|(_, f)| f).sum::<f64>() / rate;
         let running = self
             .compute_since
             .map_or(0.0, |t| t.elapsed().as_secs_f64());
-        Some((left - running).max(0.0))
+        let mut pending: Vec<(usize, usize)> = self.ready.get(&lane)?.iter().map(|r| r.0).collect();
+        pending.sort_unstable();
+        let mut earlier_steps = self.flops_left.iter().peekable();
+        let (mut flops_before, mut queued, mut spare) = (0.0, 0.0, f64::INFINITY);
+        for (step, index) in pending {
+            while let Some((_, flops)) = earlier_steps.next_if(|(&s, _)| s < step) {
+                flops_before += flops;
+            }
+            queued += self.fetch_seconds(&self.graph.graph[NodeIndex::new(index)])?;
+            let until = (flops_before / rate - running).max(0.0);
+            spare = spare.min(until - queued);
+        }
+        Some(spare)
     }
 
     /// Books an idle compute lane's time to what the next compute task waits for.
