@@ -25,16 +25,23 @@ const POLL: Duration = Duration::from_millis(50);
 pub(super) struct Dispatcher<'g> {
     graph: &'g SweepGraph,
     options: SchedOptions,
+    /// Inputs each task still waits for, by node index.
     waiting_on: Vec<usize>,
+    /// Tasks that have completed, by node index.
     finished: Vec<bool>,
     ready: HashMap<Lane, ReadyQueue>,
     busy: HashMap<Lane, bool>,
+    /// Unfinished compute tasks as (step, node index): the first is the frontier.
     compute_left: BTreeSet<(usize, usize)>,
+    /// Flops of unfinished compute tasks, per step.
     flops_left: BTreeMap<usize, f64>,
+    /// Unfinished spill tasks, per step.
     spills_left: BTreeMap<usize, usize>,
     /// Bytes fetched (or being fetched) and not yet consumed, per fetch lane.
     fetched_held: HashMap<Lane, u64>,
+    /// When the running compute task started.
     compute_since: Option<Instant>,
+    /// When a policy asked to look again at a fetch it deferred.
     wake_at: Option<Instant>,
     store: Store,
     rates: Rates,
