@@ -234,3 +234,76 @@ fn run_writes_a_chrome_trace_on_request() {
         "disk fetches are traced"
     );
 }
+
+#[test]
+fn report_sums_a_trace_like_the_run_report() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (problem, device, host) = problem_on_disk(tmp.path());
+    let trace = tmp.path().join("run.json");
+    let run = srcflow(&["run", &problem, "--chi-out", &CHI_OUT.to_string(), "--json"])
+        .args([
+            "--device-memory",
+            &device,
+            "--host-memory",
+            &host,
+            "--scratch-dir",
+        ])
+        .arg(tmp.path().join("scratch"))
+        .arg("--out")
+        .arg(tmp.path().join("out"))
+        .arg("--trace")
+        .arg(&trace)
+        .output()
+        .unwrap();
+    assert!(run.status.success(), "{}", stderr(&run));
+    let run: serde_json::Value = serde_json::from_slice(&run.stdout).unwrap();
+    let report = srcflow(&["report", "--json"]).arg(&trace).output().unwrap();
+    assert!(report.status.success(), "{}", stderr(&report));
+    let summary: serde_json::Value = serde_json::from_slice(&report.stdout).unwrap();
+    let lane = |pass: &str, lane: &str| {
+        summary["lanes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|l| l["pass"] == pass && l["lane"] == lane)
+            .unwrap_or_else(|| panic!("{pass} {lane} in {summary}"))
+            .clone()
+    };
+    for pass in ["left-to-right", "right-to-left"] {
+        let ran = run["lanes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|l| l["pass"] == pass && l["lane"] == "compute")
+            .unwrap()["busy_s"]
+            .as_f64()
+            .unwrap();
+        let traced = lane(pass, "compute")["busy_s"].as_f64().unwrap();
+        assert!(
+            (ran - traced).abs() <= 0.01 * ran,
+            "{pass}: {ran} vs {traced}"
+        );
+    }
+    let stalled = lane("right-to-left", "compute")["stalled_s"]
+        .as_f64()
+        .unwrap();
+    let reported = run["stalls_right_to_left"].as_object().unwrap();
+    let total: f64 = reported.values().map(|v| v.as_f64().unwrap()).sum();
+    assert!(
+        (stalled - total).abs() <= 0.01 * total + 1e-6,
+        "{stalled} vs {total}"
+    );
+    let read = lane("right-to-left", "disk-read");
+    assert!(read["bytes"].as_u64().unwrap() > 0);
+    let overlap = read["overlap_with_compute"].as_f64().unwrap();
+    assert!((0.0..=1.0).contains(&overlap));
+
+    std::fs::write(&trace, "{\"traceEvents\": 3}").unwrap();
+    let bad = srcflow(&["report"]).arg(&trace).output().unwrap();
+    assert_eq!(bad.status.code(), Some(1));
+    assert!(
+        stderr(&bad).contains("run.json") && stderr(&bad).contains("traceEvents"),
+        "{}",
+        stderr(&bad)
+    );
+}

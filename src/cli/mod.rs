@@ -6,6 +6,7 @@ mod gen;
 mod graph;
 mod plan;
 mod problem_args;
+mod report;
 mod run;
 mod tiering;
 
@@ -35,6 +36,9 @@ enum Command {
     /// Print the memory plan of a run (batch size, tier of every environment, peaks) without
     /// running it.
     Plan(plan::PlanArgs),
+    /// Sum a trace per pass and lane: busy, idle and stalled time, bytes, bandwidth, GFLOP/s,
+    /// and the overlap of I/O with compute.
+    Report(report::ReportArgs),
 }
 
 /// Parses the command line, runs it, and turns errors into a message and exit code 1.
@@ -47,6 +51,7 @@ pub fn main() -> ExitCode {
         Some(Command::Distance(args)) => distance::run(args),
         Some(Command::Graph(args)) => graph::run(args),
         Some(Command::Plan(args)) => plan::run(args),
+        Some(Command::Report(args)) => report::run(args),
     };
     match outcome {
         Ok(()) => ExitCode::SUCCESS,

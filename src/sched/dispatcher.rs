@@ -163,6 +163,7 @@ impl<'g> Dispatcher<'g> {
         }
         let mut log = std::mem::take(&mut self.log);
         log.stalls = [self.stalls.left_to_right, self.stalls.right_to_left];
+        log.record_stalls(&self.stalls.spells);
         log.peak = self.store.peak();
         Ok(log)
     }

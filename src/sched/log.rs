@@ -1,7 +1,8 @@
 //! `RunLog`: when every task ran, for reports and traces.
 
+use super::stall::{StallCause, StallSpell};
 use super::Stalls;
-use crate::graph::{Cols, Lane, Op, Task};
+use crate::graph::{Cols, Lane, Op, Pass, Task};
 use crate::store::TierBytes;
 use petgraph::stable_graph::NodeIndex;
 use std::time::Instant;
@@ -52,6 +53,8 @@ pub struct RunLog {
     pub peak: TierBytes,
     /// Bytes each tier held after every completion.
     pub memory: Vec<MemorySample>,
+    /// Idle spells of the compute lane: (start, end) in seconds from the start, pass, cause.
+    pub stall_spells: Vec<(f64, f64, Pass, StallCause)>,
 }
 
 impl Default for RunLog {
@@ -69,7 +72,17 @@ impl RunLog {
             stalls: [Stalls::default(); 2],
             peak: TierBytes::default(),
             memory: Vec::new(),
+            stall_spells: Vec::new(),
         }
+    }
+
+    /// Records the compute lane's idle spells.
+    pub fn record_stalls(&mut self, spells: &[StallSpell]) {
+        let secs = |t: Instant| t.saturating_duration_since(self.origin).as_secs_f64();
+        self.stall_spells = spells
+            .iter()
+            .map(|s| (secs(s.start), secs(s.end), s.pass, s.cause))
+            .collect();
     }
 
     /// Records what each tier holds now.

@@ -18,7 +18,7 @@ mod stall;
 pub use interrupt::{install_ctrlc_handler, interrupted};
 pub use log::{MemorySample, RunLog, TaskEvent};
 pub use prefetch::{FetchView, Prefetch, PrefetchPolicy};
-pub use stall::Stalls;
+pub use stall::{StallCause, Stalls};
 
 use crate::error::{Error, Result};
 use crate::graph::{Lane, SweepGraph, Task};

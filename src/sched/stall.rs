@@ -31,6 +31,31 @@ pub struct Stalls {
     pub other_s: f64,
 }
 
+impl StallCause {
+    /// A short name for reports and traces.
+    pub fn name(&self) -> &'static str {
+        match self {
+            StallCause::Environment => "environments",
+            StallCause::InputCore => "input cores",
+            StallCause::Spill => "spills",
+            StallCause::Other => "other",
+        }
+    }
+}
+
+/// One idle spell of the compute lane.
+#[derive(Clone, Copy, Debug)]
+pub struct StallSpell {
+    /// When it began.
+    pub start: Instant,
+    /// When it ended.
+    pub end: Instant,
+    /// The pass it fell in.
+    pub pass: Pass,
+    /// What compute waited for.
+    pub cause: StallCause,
+}
+
 impl Stalls {
     fn add(&mut self, cause: StallCause, seconds: f64) {
         let slot = match cause {
@@ -56,6 +81,8 @@ pub struct StallClock {
     pub left_to_right: Stalls,
     /// Right-to-left pass.
     pub right_to_left: Stalls,
+    /// Every closed spell.
+    pub spells: Vec<StallSpell>,
 }
 
 impl StallClock {
@@ -73,7 +100,14 @@ impl StallClock {
     /// Compute has work again: closes the open spell.
     pub fn busy(&mut self) {
         if let Some((since, pass, cause)) = self.open.take() {
-            let seconds = since.elapsed().as_secs_f64();
+            let end = Instant::now();
+            let seconds = end.duration_since(since).as_secs_f64();
+            self.spells.push(StallSpell {
+                start: since,
+                end,
+                pass,
+                cause,
+            });
             match pass {
                 Pass::LeftToRight => self.left_to_right.add(cause, seconds),
                 Pass::RightToLeft => self.right_to_left.add(cause, seconds),

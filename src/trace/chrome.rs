@@ -3,10 +3,11 @@
 //! One process for the device (lanes compute, download, upload) and one for the host (lanes
 //! io, disk-write, disk-read); a track per lane with a complete event per task; counter tracks
 //! for the bytes each tier holds and the bytes in flight on the copy and disk lanes; flow
-//! arrows from the input that a task waited for to the task.
+//! arrows from the input that a task waited for to the task; the compute lane's idle spells on
+//! a track of their own, named by what compute waited for.
 
 use crate::error::{Error, Result};
-use crate::graph::{Lane, Op, SweepGraph};
+use crate::graph::{Lane, Op, Pass, SweepGraph};
 use crate::sched::{RunLog, TaskEvent};
 use petgraph::visit::EdgeRef;
 use petgraph::Direction;
@@ -18,6 +19,8 @@ use std::path::Path;
 const DEVICE: u32 = 1;
 /// Process id of the host.
 const HOST: u32 = 2;
+/// Thread id of the device's track of compute waits.
+const WAITS: u32 = 4;
 
 /// The process and thread ids of a lane.
 fn track(lane: Lane) -> (u32, u32) {
@@ -39,7 +42,8 @@ fn micros(seconds: f64) -> f64 {
 /// The trace of `log`, the run of `graph`, as a Trace Event Format object.
 pub fn chrome_trace(graph: &SweepGraph, log: &RunLog) -> Value {
     let mut events = names();
-    let mut timed: Vec<Value> = log.events.iter().map(slice).collect();
+    let mut timed: Vec<Value> = log.events.iter().map(|e| slice(graph, e)).collect();
+    timed.extend(waits(log));
     timed.extend(memory_counters(log));
     timed.extend(in_flight_counter(log));
     timed.extend(flows(graph, log));
@@ -78,14 +82,27 @@ fn names() -> Vec<Value> {
                           "args": {"name": lane.name()}}),
         );
     }
+    names.push(
+        json!({"ph": "M", "name": "thread_name", "pid": DEVICE, "tid": WAITS,
+                      "args": {"name": "compute waits"}}),
+    );
     names
 }
 
-/// The complete event of one task, with its site, columns, bytes, flops and rate.
-fn slice(event: &TaskEvent) -> Value {
+/// The name of a pass in traces and reports.
+pub fn pass_name(pass: Pass) -> &'static str {
+    match pass {
+        Pass::LeftToRight => "left-to-right",
+        Pass::RightToLeft => "right-to-left",
+    }
+}
+
+/// The complete event of one task, with its site, pass, columns, bytes, flops and rate.
+fn slice(graph: &SweepGraph, event: &TaskEvent) -> Value {
     let (pid, tid) = track(event.lane);
     let seconds = event.end - event.start;
-    let mut args = json!({"site": event.site, "step": event.step});
+    let pass = pass_name(graph.pass_of(event.op, event.step));
+    let mut args = json!({"site": event.site, "step": event.step, "pass": pass});
     if let Some(cols) = event.cols {
         args["cols"] = json!(format!("{cols}"));
     }
@@ -102,6 +119,18 @@ fn slice(event: &TaskEvent) -> Value {
     json!({"ph": "X", "name": format!("{} {}", event.op.name(), event.site), "cat": event.op.name(),
            "ts": micros(event.start), "dur": micros(seconds), "pid": pid, "tid": tid,
            "args": args})
+}
+
+/// The compute lane's idle spells, named by what it waited for.
+fn waits(log: &RunLog) -> Vec<Value> {
+    log.stall_spells
+        .iter()
+        .map(|&(start, end, pass, cause)| {
+            json!({"ph": "X", "name": format!("wait: {}", cause.name()), "cat": "stall",
+                   "ts": micros(start), "dur": micros(end - start), "pid": DEVICE, "tid": WAITS,
+                   "args": {"pass": pass_name(pass), "cause": cause.name()}})
+        })
+        .collect()
 }
 
 /// Counter events of the bytes each tier holds, after every completion.

@@ -2,5 +2,7 @@
 //! chrome://tracing.
 
 mod chrome;
+mod summary;
 
-pub use chrome::{chrome_trace, write_chrome_trace};
+pub use chrome::{chrome_trace, pass_name, write_chrome_trace};
+pub use summary::{LaneSummary, TraceSummary};

@@ -1,0 +1,230 @@
+//! `TraceSummary`: a trace read back and summed per pass and lane (`srcflow report`).
+
+use crate::error::{Error, Result};
+use serde::Serialize;
+use serde_json::Value;
+use std::collections::{BTreeMap, HashMap};
+use std::fmt;
+use std::path::Path;
+
+/// What one lane did in one pass.
+#[derive(Clone, Debug, Serialize)]
+pub struct LaneSummary {
+    /// The pass.
+    pub pass: String,
+    /// The lane.
+    pub lane: String,
+    /// Seconds it ran tasks.
+    pub busy_s: f64,
+    /// Seconds of the pass it ran none.
+    pub idle_s: f64,
+    /// Seconds it sat idle waiting for data (compute only: the trace's waits).
+    pub stalled_s: f64,
+    /// Bytes it moved.
+    pub bytes: u64,
+    /// Bytes per second while busy.
+    pub bytes_per_s: f64,
+    /// Flops per second while busy, in GFLOP/s.
+    pub gflops_per_s: f64,
+    /// Share of its busy time during which compute was busy too (I/O lanes).
+    pub overlap_with_compute: Option<f64>,
+}
+
+/// Per-pass, per-lane sums of a trace.
+#[derive(Clone, Debug, Serialize)]
+pub struct TraceSummary {
+    /// Seconds from the first to the last task of each pass.
+    pub pass_s: BTreeMap<String, f64>,
+    /// Every lane that ran something, pass by pass.
+    pub lanes: Vec<LaneSummary>,
+}
+
+/// One task slice of a trace.
+struct Slice {
+    lane: String,
+    pass: String,
+    start: f64,
+    end: f64,
+    bytes: u64,
+    flops: f64,
+    stall: bool,
+}
+
+impl TraceSummary {
+    /// Reads a trace written by `srcflow run --trace`.
+    pub fn read(path: &Path) -> Result<TraceSummary> {
+        let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
+        let bad = |message: String| Error::Manifest {
+            path: path.to_path_buf(),
+            message,
+        };
+        let trace: Value =
+            serde_json::from_str(&text).map_err(|e| bad(format!("not a JSON trace: {e}")))?;
+        Self::of(&trace).map_err(bad)
+    }
+
+    /// Sums a trace in the Trace Event Format as `chrome_trace` writes it.
+    pub fn of(trace: &Value) -> std::result::Result<TraceSummary, String> {
+        let events = trace["traceEvents"]
+            .as_array()
+            .ok_or("no traceEvents array")?;
+        let slices = slices(events)?;
+        let mut pass_s = BTreeMap::new();
+        for pass in ["left-to-right", "right-to-left"] {
+            let mine = slices.iter().filter(|s| s.pass == pass && !s.stall);
+            let (start, end) = mine.fold((f64::INFINITY, 0.0_f64), |(a, b), s| {
+                (a.min(s.start), b.max(s.end))
+            });
+            if start.is_finite() {
+                pass_s.insert(pass.to_string(), end - start);
+            }
+        }
+        let mut lanes = Vec::new();
+        for (pass, span) in &pass_s {
+            let compute: Vec<(f64, f64)> = slices
+                .iter()
+                .filter(|s| &s.pass == pass && s.lane == "compute" && !s.stall)
+                .map(|s| (s.start, s.end))
+                .collect();
+            let mut names: Vec<&str> = slices.iter().map(|s| s.lane.as_str()).collect();
+            names.sort_unstable();
+            names.dedup();
+            for lane in names {
+                let mine: Vec<&Slice> = slices
+                    .iter()
+                    .filter(|s| &s.pass == pass && s.lane == lane)
+                    .collect();
+                let busy: f64 = mine
+                    .iter()
+                    .filter(|s| !s.stall)
+                    .map(|s| s.end - s.start)
+                    .sum();
+                if busy <= 0.0 {
+                    continue;
+                }
+                lanes.push(lane_summary(pass, lane, *span, busy, &mine, &compute));
+            }
+        }
+        Ok(TraceSummary { pass_s, lanes })
+    }
+}
+
+/// The summary of one lane in one pass.
+fn lane_summary(
+    pass: &str,
+    lane: &str,
+    span: f64,
+    busy: f64,
+    mine: &[&Slice],
+    compute: &[(f64, f64)],
+) -> LaneSummary {
+    let tasks = || mine.iter().filter(|s| !s.stall);
+    let bytes: u64 = tasks().map(|s| s.bytes).sum();
+    let flops: f64 = tasks().map(|s| s.flops).sum();
+    let overlap = (lane != "compute").then(|| {
+        let shared: f64 = tasks()
+            .map(|s| {
+                compute
+                    .iter()
+                    .map(|&(a, b)| (s.end.min(b) - s.start.max(a)).max(0.0))
+                    .sum::<f64>()
+            })
+            .sum();
+        shared / busy
+    });
+    LaneSummary {
+        pass: pass.to_string(),
+        lane: lane.to_string(),
+        busy_s: busy,
+        idle_s: (span - busy).max(0.0),
+        stalled_s: mine
+            .iter()
+            .filter(|s| s.stall)
+            .map(|s| s.end - s.start)
+            .fold(0.0, |a, b| a + b),
+        bytes,
+        bytes_per_s: bytes as f64 / busy,
+        gflops_per_s: flops / busy / 1e9,
+        overlap_with_compute: overlap,
+    }
+}
+
+/// The complete events of a trace with their lane names (from its thread-name metadata).
+fn slices(events: &[Value]) -> std::result::Result<Vec<Slice>, String> {
+    let mut tracks: HashMap<(u64, u64), String> = HashMap::new();
+    for e in events.iter().filter(|e| e["name"] == "thread_name") {
+        let name = e["args"]["name"]
+            .as_str()
+            .ok_or("a thread_name without a name")?;
+        tracks.insert(ids(e)?, name.to_string());
+    }
+    let mut slices = Vec::new();
+    for e in events.iter().filter(|e| e["ph"] == "X") {
+        let track = ids(e)?;
+        let lane = tracks
+            .get(&track)
+            .ok_or_else(|| format!("a slice on the unnamed track {track:?}"))?;
+        let number = |v: &Value, what: &str| {
+            v.as_f64()
+                .ok_or_else(|| format!("a slice without a numeric {what}: {e}"))
+        };
+        let start = number(&e["ts"], "ts")? / 1e6;
+        let stall = e["cat"] == "stall";
+        slices.push(Slice {
+            lane: if stall {
+                "compute".into()
+            } else {
+                lane.clone()
+            },
+            pass: e["args"]["pass"]
+                .as_str()
+                .ok_or("a slice without a pass")?
+                .to_string(),
+            start,
+            end: start + number(&e["dur"], "dur")? / 1e6,
+            bytes: e["args"]["bytes"].as_u64().unwrap_or(0),
+            flops: e["args"]["flops"].as_f64().unwrap_or(0.0),
+            stall,
+        });
+    }
+    Ok(slices)
+}
+
+/// The (pid, tid) of an event.
+fn ids(event: &Value) -> std::result::Result<(u64, u64), String> {
+    match (event["pid"].as_u64(), event["tid"].as_u64()) {
+        (Some(pid), Some(tid)) => Ok((pid, tid)),
+        _ => Err(format!("an event without integer pid and tid: {event}")),
+    }
+}
+
+impl fmt::Display for TraceSummary {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for (pass, span) in &self.pass_s {
+            writeln!(f, "{pass}: {span:.3} s")?;
+            writeln!(
+                f,
+                "  {:<11} {:>8} {:>8} {:>8} {:>10} {:>11} {:>8} {:>8}",
+                "lane", "busy s", "idle s", "stall s", "MB", "MB/s", "GFLOP/s", "overlap"
+            )?;
+            for l in self.lanes.iter().filter(|l| &l.pass == pass) {
+                let overlap = l
+                    .overlap_with_compute
+                    .map_or("—".to_string(), |o| format!("{:.0} %", 100.0 * o));
+                writeln!(
+                    f,
+                    "  {:<11} {:>8.3} {:>8.3} {:>8.3} {:>10.1} {:>11.1} {:>8.1} {:>8}",
+                    l.lane,
+                    l.busy_s,
+                    l.idle_s,
+                    l.stalled_s,
+                    l.bytes as f64 / 1e6,
+                    l.bytes_per_s / 1e6,
+                    l.gflops_per_s,
+                    overlap
+                )?;
+            }
+        }
+        Ok(())
+    }
+}
