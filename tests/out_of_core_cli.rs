@@ -196,12 +196,12 @@ fn output_left_by_a_killed_run_is_removed_at_the_next_start() {
     assert!(tmp.path().join("out/manifest.json").exists());
 }
 
-#[test]
-fn run_writes_a_chrome_trace_on_request() {
-    let tmp = tempfile::tempdir().unwrap();
-    let (problem, device, host) = problem_on_disk(tmp.path());
-    let trace = tmp.path().join("run.json");
-    let output = srcflow(&["run", &problem, "--chi-out", &CHI_OUT.to_string()])
+/// Runs the problem with half its environments on disk and `--trace`; returns the JSON report
+/// and the trace's path.
+fn run_traced(dir: &Path) -> (serde_json::Value, std::path::PathBuf) {
+    let (problem, device, host) = problem_on_disk(dir);
+    let trace = dir.join("run.json");
+    let output = srcflow(&["run", &problem, "--chi-out", &CHI_OUT.to_string(), "--json"])
         .args([
             "--device-memory",
             &device,
@@ -209,14 +209,21 @@ fn run_writes_a_chrome_trace_on_request() {
             &host,
             "--scratch-dir",
         ])
-        .arg(tmp.path().join("scratch"))
+        .arg(dir.join("scratch"))
         .arg("--out")
-        .arg(tmp.path().join("out"))
+        .arg(dir.join("out"))
         .arg("--trace")
         .arg(&trace)
         .output()
         .unwrap();
     assert!(output.status.success(), "{}", stderr(&output));
+    (serde_json::from_slice(&output.stdout).unwrap(), trace)
+}
+
+#[test]
+fn run_writes_a_chrome_trace_on_request() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (_, trace) = run_traced(tmp.path());
     let text = std::fs::read_to_string(&trace).unwrap();
     let parsed: serde_json::Value = serde_json::from_str(&text).unwrap();
     let events = parsed["traceEvents"].as_array().unwrap();
@@ -238,25 +245,7 @@ fn run_writes_a_chrome_trace_on_request() {
 #[test]
 fn report_sums_a_trace_like_the_run_report() {
     let tmp = tempfile::tempdir().unwrap();
-    let (problem, device, host) = problem_on_disk(tmp.path());
-    let trace = tmp.path().join("run.json");
-    let run = srcflow(&["run", &problem, "--chi-out", &CHI_OUT.to_string(), "--json"])
-        .args([
-            "--device-memory",
-            &device,
-            "--host-memory",
-            &host,
-            "--scratch-dir",
-        ])
-        .arg(tmp.path().join("scratch"))
-        .arg("--out")
-        .arg(tmp.path().join("out"))
-        .arg("--trace")
-        .arg(&trace)
-        .output()
-        .unwrap();
-    assert!(run.status.success(), "{}", stderr(&run));
-    let run: serde_json::Value = serde_json::from_slice(&run.stdout).unwrap();
+    let (run, trace) = run_traced(tmp.path());
     let report = srcflow(&["report", "--json"]).arg(&trace).output().unwrap();
     assert!(report.status.success(), "{}", stderr(&report));
     let summary: serde_json::Value = serde_json::from_slice(&report.stdout).unwrap();
