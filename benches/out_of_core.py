@@ -13,6 +13,7 @@ one run, on one problem:
      as the right-to-left compute of A; the left-to-right pass is then bound by writes, and the
      limit of perfect overlap is max(compute, writes) + max(compute, reads), pass by pass,
   E. src-method 0.5.0 given the same host budget and scratch directory (so it spills to disk).
+One more run like B is traced and drawn to benches/out_of_core_timeline.svg.
 Prints a markdown report: stall fractions, walls against the limit of perfect overlap, and
 measured peak RSS against the planner's host peak. Best of REPS for times; every run's RSS.
 """
@@ -87,6 +88,15 @@ def best(runs: list[dict], key: str) -> dict:
     return min(runs, key=lambda r: r[key])
 
 
+def draw_timeline(disk_args: list[str]) -> None:
+    """One more run like B with --trace, drawn to benches/out_of_core_timeline.svg."""
+    trace = WORK / "trace.json"
+    run(disk_args, "--trace", str(trace))
+    subprocess.run([str(BIN), "report", str(trace), "--svg",
+                    str(REPO / "benches/out_of_core_timeline.svg")], check=True,
+                   capture_output=True)
+
+
 def main() -> None:
     subprocess.run([str(BIN), "gen", "random", str(WORK / "problem"), "--sites", str(SITES),
                     "--bond", str(BOND), "--mpo-bond", str(MPO), "--seed", "1"], check=True,
@@ -105,6 +115,7 @@ def main() -> None:
         runs["D"].append(run(disk_args, "--disk-bandwidth", f"{int(rate)}B/s"))
         runs["F"].append(run(disk_args, "--disk-bandwidth", f"{int(slow)}B/s"))
         runs["E"].append(peer(host_budget))
+    draw_timeline(disk_args)
     b, c, d, f = (best(runs[k], "wall_s") for k in "BCDF")
     e = best(runs["E"], "seconds")
     per_pass = (max(a["left_to_right_s"], lane_bytes(f, "disk-write") / slow)

@@ -246,8 +246,29 @@ fn run_writes_a_chrome_trace_on_request() {
 fn report_sums_a_trace_like_the_run_report() {
     let tmp = tempfile::tempdir().unwrap();
     let (run, trace) = run_traced(tmp.path());
-    let report = srcflow(&["report", "--json"]).arg(&trace).output().unwrap();
+    let svg = tmp.path().join("timeline.svg");
+    let report = srcflow(&["report", "--json", "--svg"])
+        .arg(&svg)
+        .arg(&trace)
+        .output()
+        .unwrap();
     assert!(report.status.success(), "{}", stderr(&report));
+    let drawing = std::fs::read_to_string(&svg).unwrap();
+    let traced: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&trace).unwrap()).unwrap();
+    let slices = traced["traceEvents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["ph"] == "X")
+        .count();
+    assert!(drawing.starts_with("<svg") && drawing.trim_end().ends_with("</svg>"));
+    assert_eq!(
+        drawing.matches("<rect x=").count(),
+        slices,
+        "one bar per task and wait"
+    );
+    assert!(drawing.contains(">disk-read<") && drawing.contains("<polyline"));
     let summary: serde_json::Value = serde_json::from_slice(&report.stdout).unwrap();
     let lane = |pass: &str, lane: &str| {
         summary["lanes"]

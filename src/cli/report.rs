@@ -2,8 +2,8 @@
 //! moved and bandwidth, GFLOP/s, and how much I/O overlapped compute.
 
 use clap::Args;
-use srcflow::trace::TraceSummary;
-use srcflow::Result;
+use srcflow::trace::{read_trace, timeline_svg, write_whole, TraceSummary};
+use srcflow::{Error, Result};
 use std::path::PathBuf;
 
 /// Arguments of `srcflow report`.
@@ -14,11 +14,22 @@ pub struct ReportArgs {
     /// Print the numbers as JSON.
     #[arg(long)]
     json: bool,
+    /// Also draw the lanes as a Gantt chart, with the bytes on each tier underneath, to this SVG.
+    #[arg(long, value_name = "FILE")]
+    svg: Option<PathBuf>,
 }
 
 /// Runs `srcflow report`.
 pub fn run(args: ReportArgs) -> Result<()> {
-    let summary = TraceSummary::read(&args.trace)?;
+    let trace = read_trace(&args.trace)?;
+    let bad = |message: String| Error::Manifest {
+        path: args.trace.clone(),
+        message,
+    };
+    let summary = TraceSummary::of(&trace).map_err(bad)?;
+    if let Some(path) = &args.svg {
+        write_whole(path, &timeline_svg(&trace).map_err(bad)?)?;
+    }
     if args.json {
         let text = serde_json::to_string_pretty(&summary).expect("summary serialises");
         println!("{text}");

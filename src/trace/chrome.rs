@@ -6,7 +6,8 @@
 //! arrows from the input that a task waited for to the task; the compute lane's idle spells on
 //! a track of their own, named by what compute waited for.
 
-use crate::error::{Error, Result};
+use super::write_whole;
+use crate::error::Result;
 use crate::graph::{Lane, Op, Pass, SweepGraph};
 use crate::sched::{RunLog, TaskEvent};
 use petgraph::visit::EdgeRef;
@@ -60,13 +61,7 @@ pub fn chrome_trace(graph: &SweepGraph, log: &RunLog) -> Value {
 /// Writes the trace to `path` (through a temporary file, so a failure leaves nothing).
 pub fn write_chrome_trace(path: &Path, graph: &SweepGraph, log: &RunLog) -> Result<()> {
     let text = serde_json::to_string(&chrome_trace(graph, log)).expect("trace serialises");
-    let staging = path.with_extension("json.srcflow-tmp");
-    std::fs::write(&staging, text)
-        .and_then(|()| std::fs::rename(&staging, path))
-        .map_err(|e| {
-            let _ = std::fs::remove_file(&staging);
-            Error::io(path, e)
-        })
+    write_whole(path, &text)
 }
 
 /// Metadata naming the processes and lanes.

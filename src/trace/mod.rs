@@ -3,6 +3,33 @@
 
 mod chrome;
 mod summary;
+mod timeline;
 
 pub use chrome::{chrome_trace, pass_name, write_chrome_trace};
 pub use summary::{LaneSummary, TraceSummary};
+pub use timeline::timeline_svg;
+
+use crate::error::{Error, Result};
+use std::path::Path;
+
+/// Reads a trace file as JSON, naming the file in any error.
+pub fn read_trace(path: &Path) -> Result<serde_json::Value> {
+    let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
+    serde_json::from_str(&text).map_err(|e| Error::Manifest {
+        path: path.to_path_buf(),
+        message: format!("not a JSON trace: {e}"),
+    })
+}
+
+/// Writes `text` to `path` through a temporary sibling, so a failure leaves nothing behind.
+pub fn write_whole(path: &Path, text: &str) -> Result<()> {
+    let mut staging = path.as_os_str().to_owned();
+    staging.push(".srcflow-tmp");
+    let staging = std::path::PathBuf::from(staging);
+    std::fs::write(&staging, text)
+        .and_then(|()| std::fs::rename(&staging, path))
+        .map_err(|e| {
+            let _ = std::fs::remove_file(&staging);
+            Error::io(path, e)
+        })
+}

@@ -1,11 +1,9 @@
 //! `TraceSummary`: a trace read back and summed per pass and lane (`srcflow report`).
 
-use crate::error::{Error, Result};
 use serde::Serialize;
 use serde_json::Value;
 use std::collections::{BTreeMap, HashMap};
 use std::fmt;
-use std::path::Path;
 
 /// What one lane did in one pass.
 #[derive(Clone, Debug, Serialize)]
@@ -51,18 +49,6 @@ struct Slice {
 }
 
 impl TraceSummary {
-    /// Reads a trace written by `srcflow run --trace`.
-    pub fn read(path: &Path) -> Result<TraceSummary> {
-        let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
-        let bad = |message: String| Error::Manifest {
-            path: path.to_path_buf(),
-            message,
-        };
-        let trace: Value =
-            serde_json::from_str(&text).map_err(|e| bad(format!("not a JSON trace: {e}")))?;
-        Self::of(&trace).map_err(bad)
-    }
-
     /// Sums a trace in the Trace Event Format as `chrome_trace` writes it.
     pub fn of(trace: &Value) -> std::result::Result<TraceSummary, String> {
         let events = trace["traceEvents"]
