@@ -116,12 +116,7 @@ impl Report {
 
 /// How many environments each tier held, from the spill tasks of `graph`.
 fn environment_tiers(graph: &SweepGraph) -> BTreeMap<String, usize> {
-    let envs = if graph.sites() > 2 {
-        graph.sites() - 1
-    } else {
-        0
-    };
-    let mut tiers = vec![Tier::Device; envs];
+    let mut tiers = vec![Tier::Device; graph.environments()];
     for task in graph.graph.node_weights() {
         if let Op::Spill { to } = task.op {
             tiers[task.site] = tiers[task.site].max(to);
@@ -138,10 +133,7 @@ fn environment_tiers(graph: &SweepGraph) -> BTreeMap<String, usize> {
 fn lane_uses(graph: &SweepGraph, log: &RunLog) -> Vec<LaneUse> {
     let mut uses = Vec::new();
     for lane in Lane::ALL {
-        for (pass, name) in [
-            (Pass::LeftToRight, "left-to-right"),
-            (Pass::RightToLeft, "right-to-left"),
-        ] {
+        for pass in Pass::BOTH {
             let mine = |e: &&TaskEvent| e.lane == lane && graph.pass_of(e.op, e.step) == pass;
             let busy_s: f64 = log
                 .events
@@ -153,7 +145,7 @@ fn lane_uses(graph: &SweepGraph, log: &RunLog) -> Vec<LaneUse> {
             if busy_s > 0.0 {
                 uses.push(LaneUse {
                     lane: lane.name(),
-                    pass: name,
+                    pass: pass.name(),
                     busy_s,
                     bytes,
                     bytes_per_s: bytes as f64 / busy_s,
@@ -220,7 +212,7 @@ impl fmt::Display for Report {
                 f,
                 "{:<14} {} {:.3} s, {} at {}/s",
                 lane.lane,
-                if lane.pass == "left-to-right" {
+                if lane.pass == Pass::LeftToRight.name() {
                     "→"
                 } else {
                     "←"

@@ -40,6 +40,19 @@ pub enum Pass {
     RightToLeft,
 }
 
+impl Pass {
+    /// Every pass, in sweep order.
+    pub const BOTH: [Pass; 2] = [Pass::LeftToRight, Pass::RightToLeft];
+
+    /// A short name for reports and traces.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Pass::LeftToRight => "left-to-right",
+            Pass::RightToLeft => "right-to-left",
+        }
+    }
+}
+
 /// The name of a value passed between tasks.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum DataId {

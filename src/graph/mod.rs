@@ -51,6 +51,15 @@ impl SweepGraph {
         nodes
     }
 
+    /// Number of environments the left-to-right pass builds (none on the exact two-site path).
+    pub fn environments(&self) -> usize {
+        if self.sites() > 2 {
+            self.sites() - 1
+        } else {
+            0
+        }
+    }
+
     /// The pass a task of `op` at sweep `step` belongs to (the exact two-site path counts as
     /// right-to-left, where the output is made).
     pub fn pass_of(&self, op: Op, step: usize) -> Pass {

@@ -18,8 +18,8 @@ impl SweepGraph {
     /// Moves environment `C_site` to `tiers[site]` between the passes: every slice not kept on
     /// the device gets spill tasks after its env task and fetch tasks before its sketch task.
     pub fn place_environments(&mut self, tiers: &[Tier]) -> Result<()> {
-        let envs = self.sites().saturating_sub(1);
-        if self.sites() > 2 && tiers.len() != envs {
+        let envs = self.environments();
+        if tiers.len() != envs {
             return Err(Error::Invalid(format!(
                 "placement names {} environment tiers, the graph has {envs} environments",
                 tiers.len()

@@ -76,11 +76,7 @@ pub fn plan(request: &PlanRequest) -> Result<(Plan, SweepGraph)> {
 
 /// Demotes the oldest environments until the modelled run fits, or says what does not fit.
 fn place(request: &PlanRequest, base: &SweepGraph, batch: usize) -> Result<(Plan, SweepGraph)> {
-    let envs = if base.sites() > 2 {
-        base.sites() - 1
-    } else {
-        0
-    };
+    let envs = base.environments();
     let mut tiers = vec![Tier::Device; envs];
     loop {
         let mut graph = base.clone();

@@ -8,7 +8,7 @@
 
 use super::write_whole;
 use crate::error::Result;
-use crate::graph::{Lane, Op, Pass, SweepGraph};
+use crate::graph::{Lane, Op, SweepGraph};
 use crate::sched::{RunLog, TaskEvent};
 use petgraph::visit::EdgeRef;
 use petgraph::Direction;
@@ -84,19 +84,11 @@ fn names() -> Vec<Value> {
     names
 }
 
-/// The name of a pass in traces and reports.
-pub fn pass_name(pass: Pass) -> &'static str {
-    match pass {
-        Pass::LeftToRight => "left-to-right",
-        Pass::RightToLeft => "right-to-left",
-    }
-}
-
 /// The complete event of one task, with its site, pass, columns, bytes, flops and rate.
 fn slice(graph: &SweepGraph, event: &TaskEvent) -> Value {
     let (pid, tid) = track(event.lane);
     let seconds = event.end - event.start;
-    let pass = pass_name(graph.pass_of(event.op, event.step));
+    let pass = graph.pass_of(event.op, event.step).name();
     let mut args = json!({"site": event.site, "step": event.step, "pass": pass});
     if let Some(cols) = event.cols {
         args["cols"] = json!(format!("{cols}"));
@@ -123,7 +115,7 @@ fn waits(log: &RunLog) -> Vec<Value> {
         .map(|&(start, end, pass, cause)| {
             json!({"ph": "X", "name": format!("wait: {}", cause.name()), "cat": "stall",
                    "ts": micros(start), "dur": micros(end - start), "pid": DEVICE, "tid": WAITS,
-                   "args": {"pass": pass_name(pass), "cause": cause.name()}})
+                   "args": {"pass": pass.name(), "cause": cause.name()}})
         })
         .collect()
 }

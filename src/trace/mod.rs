@@ -5,7 +5,7 @@ mod chrome;
 mod summary;
 mod timeline;
 
-pub use chrome::{chrome_trace, pass_name, write_chrome_trace};
+pub use chrome::{chrome_trace, write_chrome_trace};
 pub use summary::{LaneSummary, TraceSummary};
 pub use timeline::timeline_svg;
 

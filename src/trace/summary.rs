@@ -1,5 +1,6 @@
 //! `TraceSummary`: a trace read back and summed per pass and lane (`srcflow report`).
 
+use crate::graph::Pass;
 use serde::Serialize;
 use serde_json::Value;
 use std::collections::{BTreeMap, HashMap};
@@ -56,7 +57,7 @@ impl TraceSummary {
             .ok_or("no traceEvents array")?;
         let slices = slices(events)?;
         let mut pass_s = BTreeMap::new();
-        for pass in ["left-to-right", "right-to-left"] {
+        for pass in Pass::BOTH.map(|p| p.name()) {
             let mine = slices.iter().filter(|s| s.pass == pass && !s.stall);
             let (start, end) = mine.fold((f64::INFINITY, 0.0_f64), |(a, b), s| {
                 (a.min(s.start), b.max(s.end))
