@@ -42,6 +42,25 @@ pub enum Error {
     /// A numerical routine failed (for example an SVD that did not converge).
     #[error("{0}")]
     Numeric(String),
+    /// A task could not get the device memory it needs, even after the memory governor released
+    /// the pool's cache and split the task down to its smallest batch.
+    #[error("out of device memory in {task} (site {site}, {kernel} kernel): needs {needed} more, {available}{why}")]
+    OutOfMemory {
+        /// The task, with its columns.
+        task: String,
+        /// Its site.
+        site: usize,
+        /// Its kernel (env, sketch, qr, …).
+        kernel: &'static str,
+        /// Bytes it asked for.
+        needed: crate::plan::ByteSize,
+        /// What the device had: free memory and the largest cached block.
+        available: String,
+        /// Why the governor gave up, when it is more than the shortfall itself.
+        why: String,
+        /// True when the failure was injected (`--inject-oom`).
+        injected: bool,
+    },
     /// The user pressed Ctrl-C; the run stopped and removed its scratch and partial output.
     #[error("interrupted; scratch files and partial output removed")]
     Interrupted,
@@ -59,6 +78,11 @@ impl Error {
             path: path.to_path_buf(),
             message,
         }
+    }
+
+    /// True for an out-of-memory error, which the memory governor may recover from.
+    pub fn is_out_of_memory(&self) -> bool {
+        matches!(self, Error::OutOfMemory { .. })
     }
 
     /// Wraps an I/O error with the path it concerns.

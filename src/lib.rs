@@ -6,6 +6,7 @@
 
 pub mod alloc;
 pub mod backend;
+pub mod device;
 pub mod engine;
 pub mod error;
 pub mod graph;

@@ -1,5 +1,6 @@
 //! Out-of-core options shared by `srcflow run`, `srcflow plan` and `srcflow graph`.
 
+use super::device_args::DeviceArgs;
 use clap::Args;
 use srcflow::engine::Tiering;
 use srcflow::plan::{Bandwidth, BudgetArgs};
@@ -22,6 +23,8 @@ pub struct TieringArgs {
     /// Make a scratch write fail, for testing cleanup: enospc or eio, optionally :N for the N-th.
     #[arg(long, value_name = "KIND[:N]")]
     inject_disk_error: Option<DiskFault>,
+    #[command(flatten)]
+    device: DeviceArgs,
 }
 
 impl TieringArgs {
@@ -32,6 +35,7 @@ impl TieringArgs {
             prefetch: self.prefetch,
             disk_bandwidth: self.disk_bandwidth,
             disk_fault: self.inject_disk_error,
+            device: self.device.resolve()?,
         })
     }
 }

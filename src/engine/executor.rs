@@ -1,14 +1,17 @@
-//! `TaskRouter`: sends each task to the backend, the input source, the output sink or the disk.
+//! `TaskRouter`: sends each task to the backend, the input source, the output sink or the disk,
+//! allocating the device memory each asks for from the device pool.
 
+use super::output_slots::OutputSlots;
 use super::{CoreSink, CoreSource};
 use crate::backend::Backend;
+use crate::device::{Block, DeviceRequest, MemoryPool};
 use crate::error::{Error, Result};
-use crate::graph::{Op, SweepGraph, Task};
+use crate::graph::{Cols, Op, SweepGraph, Task};
 use crate::kernels::legs;
 use crate::plan::Tier;
 use crate::sched::Executor;
 use crate::store::{DiskTier, Value};
-use crate::tensor::{Labeled, Meter, Operand};
+use crate::tensor::{Labeled, Meter, Operand, Tensor};
 use std::sync::Arc;
 
 /// Routes tasks: reads to the source, writes to the sink, copies to the backend or the disk
@@ -19,13 +22,17 @@ pub(super) struct TaskRouter<'a> {
     pub source: &'a dyn CoreSource,
     pub sink: &'a dyn CoreSink,
     pub disk: Option<&'a DiskTier<'a>>,
+    pub pool: &'a dyn MemoryPool,
+    pub slots: OutputSlots,
 }
 
 impl Executor for TaskRouter<'_> {
     fn execute(&self, task: &Task, inputs: Vec<Value>) -> Result<Vec<Value>> {
         match task.op {
             Op::ReadSite { layer, .. } => {
-                Ok(vec![Value::tensor(self.source.read(layer, task.site)?)])
+                let mut blocks = self.allocate(task, false)?;
+                let core = self.source.read(layer, task.site)?;
+                Ok(vec![Value::on_device(core, blocks.remove(0))])
             }
             Op::WriteSite => {
                 let basis = Labeled {
@@ -46,15 +53,28 @@ impl Executor for TaskRouter<'_> {
                 let tensor = self.disk()?.read(&*inputs[0].on_disk(task)?)?;
                 Ok(vec![Value::tensor(tensor)])
             }
-            Op::Spill { .. } => self.copy(task, &inputs[0], Tier::Host),
-            Op::Fetch { .. } => self.copy(task, &inputs[0], Tier::Device),
+            Op::Spill { .. } => {
+                let tensor = self
+                    .backend
+                    .copy(&*inputs[0].in_memory(task)?, Tier::Host)?;
+                Ok(vec![Value::tensor(tensor)])
+            }
+            Op::Fetch { .. } => {
+                let mut blocks = self.allocate(task, false)?;
+                let tensor = self
+                    .backend
+                    .copy(&*inputs[0].in_memory(task)?, Tier::Device)?;
+                Ok(vec![Value::on_device(tensor, blocks.remove(0))])
+            }
             _ => {
                 let tensors = inputs
                     .iter()
                     .map(|v| v.in_memory(task))
                     .collect::<Result<Vec<_>>>()?;
-                let outputs = self.backend.compute(self.graph, task, tensors)?;
-                Ok(outputs.into_iter().map(Value::tensor).collect())
+                match (task.within, task.cols) {
+                    (Some(within), Some(cols)) => self.compute_slice(task, tensors, within, cols),
+                    _ => self.compute(task, tensors),
+                }
             }
         }
     }
@@ -68,9 +88,58 @@ impl TaskRouter<'_> {
         })
     }
 
-    /// A device ↔ host copy by the backend.
-    fn copy(&self, task: &Task, value: &Value, to: Tier) -> Result<Vec<Value>> {
-        let tensor = self.backend.copy(&*value.in_memory(task)?, to)?;
-        Ok(vec![Value::tensor(tensor)])
+    /// Allocates every device block `task` asks for, or none (an out-of-memory error).
+    fn allocate(&self, task: &Task, slot_open: bool) -> Result<Vec<Block>> {
+        let request = DeviceRequest::of(self.graph, task, slot_open);
+        request
+            .blocks
+            .iter()
+            .map(|&bytes| {
+                self.pool
+                    .allocate(bytes)
+                    .map_err(|oom| oom.for_task(task, request.total()))
+            })
+            .collect()
+    }
+
+    /// Runs a whole kernel: its outputs keep their blocks, its workspace is freed after it.
+    fn compute(&self, task: &Task, inputs: Vec<Arc<Tensor>>) -> Result<Vec<Value>> {
+        let mut blocks = self.allocate(task, false)?.into_iter();
+        let outputs = self.backend.compute(self.graph, task, inputs)?;
+        Ok(outputs
+            .into_iter()
+            .map(|tensor| match blocks.next() {
+                Some(block) => Value::on_device(tensor, block),
+                None => Value::tensor(tensor),
+            })
+            .collect())
+    }
+
+    /// Runs a half-batch node over `cols` of the batch `within`: its batched input is cut to
+    /// its rows, and its result is written into the output the first slice allocated. The
+    /// slice that completes the output returns it; the others return nothing.
+    fn compute_slice(
+        &self,
+        task: &Task,
+        mut inputs: Vec<Arc<Tensor>>,
+        within: Cols,
+        cols: Cols,
+    ) -> Result<Vec<Value>> {
+        let output = task.outputs[0];
+        let open = self.slots.is_open(&output);
+        let mut blocks = self.allocate(task, open)?;
+        if !open {
+            self.slots.open(output, blocks.remove(0));
+        }
+        let rows = cols.start - within.start..cols.end - within.start;
+        for (input, id) in inputs.iter_mut().zip(&task.inputs) {
+            if id.is_batched() {
+                *input = Arc::new(input.leading_rows(rows.clone()));
+            }
+        }
+        let part = self.backend.compute(self.graph, task, inputs)?.remove(0);
+        drop(blocks);
+        let whole = self.slots.write(output, rows.start, within.len(), &part);
+        Ok(whole.into_iter().collect())
     }
 }

@@ -1,6 +1,7 @@
 //! `Engine`: builds the sweep graph of a stack, runs it on a backend, and reports.
 
 mod executor;
+mod output_slots;
 mod report;
 mod sink;
 mod source;
@@ -13,13 +14,15 @@ pub use tiering::Tiering;
 
 use crate::alloc;
 use crate::backend::{Backend, CpuBackend};
+use crate::device::{PoolConfig, SimulatedPool};
 use crate::error::{Error, Result};
 use crate::graph::{GraphOptions, Op, SweepGraph};
 use crate::plan::{self, Drift, MemoryProfile, Plan, PlanRequest, Tier};
-use crate::sched::{self, PrefetchPolicy, RunLog, SchedOptions};
+use crate::sched::{self, Governor, PrefetchPolicy, RunLog, SchedOptions};
 use crate::store::{DiskTier, Throttle};
 use crate::train::{Stack, StackShape, Train};
 use executor::TaskRouter;
+use std::sync::Arc;
 use std::time::Instant;
 
 /// What a user chooses for one SRC run.
@@ -155,13 +158,22 @@ impl Engine {
         sink: &dyn CoreSink,
     ) -> Result<(Report, RunLog)> {
         let disk = self.disk_tier(graph)?;
+        let pool = Arc::new(self.device_pool());
         let router = TaskRouter {
             graph,
             backend: self.backend.as_ref(),
             source,
             sink,
             disk: disk.as_ref(),
+            pool: pool.as_ref(),
+            slots: Default::default(),
         };
+        let device = &self.tiering.device;
+        let governor = Governor::new(
+            pool.clone(),
+            device.recovery_budget,
+            device.capacity_schedule.clone(),
+        );
         let profile = self
             .tiering
             .budgets
@@ -176,7 +188,7 @@ impl Engine {
         };
         alloc::set_cap(cap);
         let (start, blocks) = (Instant::now(), alloc::stats());
-        let log = sched::run(graph, &router, sched);
+        let log = sched::run(graph, &router, sched, governor);
         alloc::set_cap(None);
         let log = log?;
         let mut report = Report::new(
@@ -189,6 +201,17 @@ impl Engine {
         report.blocks_mapped = after.mapped - blocks.mapped;
         report.blocks_released = after.unmapped - blocks.unmapped;
         Ok((report, log))
+    }
+
+    /// The run's device: the device budget as capacity (unlimited without budgets), with the
+    /// faults the tiering asks for.
+    fn device_pool(&self) -> SimulatedPool {
+        let device = &self.tiering.device;
+        SimulatedPool::new(PoolConfig {
+            capacity: self.tiering.budgets.as_ref().map(|b| b.device),
+            fragment: device.fragment,
+            fault: device.inject_oom.clone(),
+        })
     }
 
     /// A scratch directory for the run when `graph` spills to disk.

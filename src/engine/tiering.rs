@@ -1,5 +1,7 @@
-//! `Tiering`: how a run uses the memory tiers — budgets, prefetch policy, disk rate and faults.
+//! `Tiering`: how a run uses the memory tiers — budgets, prefetch policy, disk rate, the
+//! device's faults and the governor's budget.
 
+use crate::device::DeviceOptions;
 use crate::plan::{Bandwidth, Budgets};
 use crate::sched::Prefetch;
 use crate::store::DiskFault;
@@ -16,4 +18,6 @@ pub struct Tiering {
     pub disk_bandwidth: Option<Bandwidth>,
     /// Makes a scratch write fail (tests of cleanup).
     pub disk_fault: Option<DiskFault>,
+    /// The device's injected faults and capacity changes, and the recovery budget.
+    pub device: DeviceOptions,
 }

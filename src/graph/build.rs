@@ -62,6 +62,24 @@ impl SweepGraph {
     }
 }
 
+impl SweepGraph {
+    /// Dry-run cost of an env or sketch task of `site` over `width` sketch columns (`None` for
+    /// other operations, which have no batch of columns).
+    pub fn batch_cost(&self, op: Op, site: usize, width: usize) -> Option<Meter> {
+        let builder = Builder {
+            stack: &self.stack,
+            out_bonds: self.out_bonds.clone(),
+            batches: Vec::new(),
+            tasks: Vec::new(),
+        };
+        match op {
+            Op::Env => Some(builder.env_cost(site, width)),
+            Op::Sketch => Some(builder.sketch_cost(site, width)),
+            _ => None,
+        }
+    }
+}
+
 /// Output bonds, right to left: the bond left of site j is min(s, phys_j · bond right of j).
 fn output_bonds(stack: &StackShape, sketch: usize) -> Vec<usize> {
     let n = stack.sites();
@@ -167,6 +185,35 @@ impl Builder<'_> {
         }
     }
 
+    /// Dry-run cost of the env task of `site` over `width` sketch columns.
+    fn env_cost(&self, site: usize, width: usize) -> Meter {
+        let (up, down) = self.stack.output_phys(site);
+        let omega = Labeled {
+            legs: legs::omega(),
+            value: vec![up, down, width],
+        };
+        let mut cost = Meter::default();
+        kernels::env(
+            &self.env_in(site, width),
+            &self.cores(site),
+            &omega,
+            &mut cost,
+        );
+        cost
+    }
+
+    /// Dry-run cost of the sketch task of `site` over `width` sketch columns.
+    fn sketch_cost(&self, site: usize, width: usize) -> Meter {
+        let mut cost = Meter::default();
+        kernels::sketch(
+            &self.env_in(site, width),
+            &self.cores(site),
+            &self.proj_in(site),
+            &mut cost,
+        );
+        cost
+    }
+
     fn push(
         &mut self,
         op: Op,
@@ -183,6 +230,7 @@ impl Builder<'_> {
             op,
             site,
             cols,
+            within: None,
             inputs,
             outputs,
             flops: cost.flops,
@@ -232,19 +280,8 @@ impl Builder<'_> {
         let n = self.stack.sites();
         for site in 0..n - 1 {
             self.read_sites(site, Pass::LeftToRight, site);
-            let (up, down) = self.stack.output_phys(site);
             for cols in self.batches.clone() {
-                let mut cost = Meter::default();
-                let omega = Labeled {
-                    legs: legs::omega(),
-                    value: vec![up, down, cols.len()],
-                };
-                kernels::env(
-                    &self.env_in(site, cols.len()),
-                    &self.cores(site),
-                    &omega,
-                    &mut cost,
-                );
+                let cost = self.env_cost(site, cols.len());
                 let mut inputs = if site > 0 {
                     vec![DataId::Env {
                         site: site - 1,
@@ -277,13 +314,7 @@ impl Builder<'_> {
                 vec![]
             };
             for cols in self.batches.clone() {
-                let mut cost = Meter::default();
-                kernels::sketch(
-                    &self.env_in(site, cols.len()),
-                    &self.cores(site),
-                    &self.proj_in(site),
-                    &mut cost,
-                );
+                let cost = self.sketch_cost(site, cols.len());
                 let mut inputs = vec![DataId::Env {
                     site: site - 1,
                     cols,

@@ -5,6 +5,7 @@ mod data;
 mod export;
 mod placement;
 mod sizes;
+mod split;
 mod task;
 
 pub use build::GraphOptions;

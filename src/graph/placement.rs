@@ -79,6 +79,7 @@ impl SweepGraph {
                 op,
                 site,
                 cols: Some(cols),
+                within: None,
                 inputs: vec![value],
                 outputs: vec![next],
                 flops: 0.0,

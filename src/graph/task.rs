@@ -123,6 +123,12 @@ pub struct Task {
     pub site: usize,
     /// The sketch columns it covers (env and sketch tasks).
     pub cols: Option<Cols>,
+    /// For a half-batch node made by [`SweepGraph::split_in_halves`]: the columns of the whole
+    /// output it writes a slice of (its `cols`) into.
+    ///
+    /// [`SweepGraph::split_in_halves`]: super::SweepGraph::split_in_halves
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub within: Option<Cols>,
     /// Values it reads, in the order the kernel takes them.
     pub inputs: Vec<DataId>,
     /// Values it writes.
@@ -153,9 +159,10 @@ impl fmt::Display for Task {
             } => format!("read[{layer}]←"),
             op => op.name().to_string(),
         };
-        match self.cols {
-            Some(cols) => write!(f, "{name}({}, {cols})", self.site),
-            None => write!(f, "{name}({})", self.site),
+        match (self.cols, self.within) {
+            (Some(cols), Some(within)) => write!(f, "{name}({}, {cols} of {within})", self.site),
+            (Some(cols), None) => write!(f, "{name}({}, {cols})", self.site),
+            _ => write!(f, "{name}({})", self.site),
         }
     }
 }

@@ -54,6 +54,18 @@ pub struct MemoryProfile {
     /// Device and host bytes at each sweep step (the most of the step's tasks).
     #[serde(skip)]
     pub in_memory_by_step: BTreeMap<usize, u64>,
+    /// Device bytes at each sweep step (the most of the step's tasks).
+    #[serde(skip)]
+    pub device_by_step: BTreeMap<usize, u64>,
+}
+
+/// Memory a modelled run leaves unused below its own peaks at one step.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Spare {
+    /// Device and host memory together.
+    pub memory: u64,
+    /// Device memory alone.
+    pub device: u64,
 }
 
 impl MemoryProfile {
@@ -68,11 +80,18 @@ impl MemoryProfile {
         values + PROCESS_BASELINE
     }
 
-    /// Memory (device and host) the modelled run leaves unused below its own peak, per step.
-    pub fn spare_by_step(&self) -> BTreeMap<usize, u64> {
+    /// Memory the modelled run leaves unused below its own peaks, per step.
+    pub fn spare_by_step(&self) -> BTreeMap<usize, Spare> {
         self.in_memory_by_step
             .iter()
-            .map(|(&step, &bytes)| (step, self.combined.bytes - bytes))
+            .map(|(&step, &bytes)| {
+                let device = self.device_by_step.get(&step).copied().unwrap_or(0);
+                let spare = Spare {
+                    memory: self.combined.bytes - bytes,
+                    device: self.device.bytes - device,
+                };
+                (step, spare)
+            })
             .collect()
     }
 
@@ -138,6 +157,8 @@ impl MemoryProfile {
             raise(&mut profile.combined, at(device + host));
             let step = profile.in_memory_by_step.entry(task.step).or_default();
             *step = (*step).max(device + host);
+            let step = profile.device_by_step.entry(task.step).or_default();
+            *step = (*step).max(device);
             raise(&mut profile.disk, at(held[2][pos] as u64));
         }
         profile

@@ -7,7 +7,7 @@ mod size;
 mod tier;
 
 pub use budget::{BudgetArgs, Budgets};
-pub use memory::{Drift, MemoryProfile, Peak, PROCESS_BASELINE};
+pub use memory::{Drift, MemoryProfile, Peak, Spare, PROCESS_BASELINE};
 pub use planner::{plan, Plan, PlanRequest};
 pub use size::{Bandwidth, ByteSize};
 pub use tier::Tier;

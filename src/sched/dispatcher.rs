@@ -1,6 +1,7 @@
 //! `Dispatcher`: dependency counts, ready queues, the gates that pace I/O against compute,
-//! and the store of values.
+//! the store of values, and the graph itself, which the memory governor may rewrite.
 
+use super::governor::{Admission, Governor, Recovery};
 use super::rates::Rates;
 use super::stall::{StallCause, StallClock};
 use super::{interrupted, Done, FetchView, Job, PrefetchPolicy, RunLog, SchedOptions};
@@ -22,9 +23,12 @@ type ReadyQueue = BinaryHeap<Reverse<(usize, usize)>>;
 const POLL: Duration = Duration::from_millis(50);
 
 /// The dispatcher's state.
-pub(super) struct Dispatcher<'g> {
-    graph: &'g SweepGraph,
+pub(super) struct Dispatcher {
+    /// The graph being run, with the half-batch rewrites made so far.
+    graph: SweepGraph,
     options: SchedOptions,
+    governor: Governor,
+    rewrites: usize,
     /// Inputs each task still waits for, by node index.
     waiting_on: Vec<usize>,
     /// Tasks that have completed, by node index.
@@ -49,12 +53,14 @@ pub(super) struct Dispatcher<'g> {
     log: RunLog,
 }
 
-impl<'g> Dispatcher<'g> {
-    pub fn new(graph: &'g SweepGraph, options: SchedOptions) -> Self {
+impl Dispatcher {
+    pub fn new(graph: &SweepGraph, options: SchedOptions, governor: Governor) -> Self {
         let bound = graph.graph.node_bound();
         let mut d = Dispatcher {
-            graph,
+            graph: graph.clone(),
             options,
+            governor,
+            rewrites: 0,
             waiting_on: vec![0; bound],
             finished: vec![false; bound],
             ready: HashMap::new(),
@@ -105,7 +111,6 @@ impl<'g> Dispatcher<'g> {
         lanes: &HashMap<Lane, Sender<Job>>,
         done: &Receiver<Done>,
     ) -> Result<RunLog> {
-        let total = self.graph.graph.node_count();
         let (mut finished, mut running) = (0, 0);
         let mut failure: Option<Error> = None;
         loop {
@@ -117,7 +122,15 @@ impl<'g> Dispatcher<'g> {
                 self.watch_compute();
             }
             if running == 0 {
-                break;
+                if failure.is_some() || finished == self.total_nodes() {
+                    break;
+                }
+                match self.governor.unstick(&self.graph, self.log.now()) {
+                    Ok(true) => continue,
+                    Ok(false) => break,
+                    Err(e) => failure = Some(e),
+                }
+                continue;
             }
             let wait = self.wake_at.map_or(POLL, |at| {
                 at.saturating_duration_since(Instant::now()).min(POLL)
@@ -128,23 +141,37 @@ impl<'g> Dispatcher<'g> {
                 Err(RecvTimeoutError::Disconnected) => unreachable!("lanes outlive the dispatcher"),
             };
             running -= 1;
-            let task = &self.graph.graph[report.node];
+            let task = self.graph.graph[report.node].clone();
             self.busy.insert(task.lane, false);
             if task.lane == Lane::Compute {
                 self.compute_since = None;
             }
+            let seconds = (report.end - report.start).as_secs_f64();
             match report.result {
                 Ok(outputs) if failure.is_none() => {
-                    self.log.record(report.node, task, report.start, report.end);
+                    self.log
+                        .record(report.node, &task, report.start, report.end);
                     let amount = if task.lane == Lane::Compute {
                         task.flops
                     } else {
                         task.moved_bytes as f64
                     };
-                    let seconds = (report.end - report.start).as_secs_f64();
                     self.rates.record(task.lane, amount, seconds);
+                    self.governor
+                        .on_done(report.node, &task, outputs.len(), seconds);
                     self.complete(report.node, outputs);
                     finished += 1;
+                }
+                Err(e) if failure.is_none() && e.is_out_of_memory() => {
+                    let at = self.log.now();
+                    match self
+                        .governor
+                        .recover(&self.graph, report.node, &e, seconds, at)
+                    {
+                        Ok(Recovery::Retry) => self.make_ready(report.node),
+                        Ok(Recovery::Split) => self.split(report.node),
+                        Err(fatal) => failure = Some(fatal),
+                    }
                 }
                 Ok(_) => {}
                 Err(e) => {
@@ -156,16 +183,26 @@ impl<'g> Dispatcher<'g> {
         if let Some(e) = failure {
             return Err(e);
         }
+        let total = self.total_nodes();
         if finished != total {
             return Err(Error::Invalid(format!(
                 "sweep graph stalled: {finished} of {total} tasks ran (a cycle?)"
             )));
         }
         let mut log = std::mem::take(&mut self.log);
+        if self.rewrites > 0 {
+            log.graph_after = Some(self.graph.clone());
+        }
+        log.governor = self.governor.take_log();
         log.stalls = [self.stalls.left_to_right, self.stalls.right_to_left];
         log.record_stalls(&self.stalls.spells);
         log.peak = self.store.peak();
         Ok(log)
+    }
+
+    /// Tasks in the graph now (rewrites add one each).
+    fn total_nodes(&self) -> usize {
+        self.graph.graph.node_count()
     }
 
     /// Lowest sweep step with unfinished compute.
@@ -179,24 +216,23 @@ impl<'g> Dispatcher<'g> {
     fn dispatch(&mut self, lanes: &HashMap<Lane, Sender<Job>>) -> usize {
         let mut started = 0;
         self.wake_at = None;
+        self.governor.on_frontier(self.frontier(), self.log.now());
         for lane in Lane::ALL {
             if self.busy.get(&lane).copied().unwrap_or(false) {
                 continue;
             }
-            let Some(&Reverse((_, index))) = self.ready.entry(lane).or_default().peek() else {
+            let Some(node) = self.next_admitted(lane) else {
                 continue;
             };
-            let node = NodeIndex::new(index);
-            if !self.may_start(&self.graph.graph[node]) {
-                continue;
-            }
             self.ready.get_mut(&lane).expect("seen").pop();
-            let task = &self.graph.graph[node];
+            let task = self.graph.graph[node].clone();
             if matches!(task.op, Op::Fetch { .. }) {
                 *self.fetched_held.entry(lane).or_default() += task.moved_bytes;
             }
-            let inputs = self.store.inputs(task);
-            lanes[&lane].send(Job { node, inputs }).expect("lane alive");
+            let inputs = self.store.inputs(&task);
+            lanes[&lane]
+                .send(Job { node, task, inputs })
+                .expect("lane alive");
             self.busy.insert(lane, true);
             if lane == Lane::Compute {
                 self.stalls.busy();
@@ -207,13 +243,74 @@ impl<'g> Dispatcher<'g> {
         started
     }
 
+    /// The head of `lane`'s queue when its gate and the governor let it start; a head the
+    /// governor splits is replaced by its first half, which is asked about in turn.
+    fn next_admitted(&mut self, lane: Lane) -> Option<NodeIndex> {
+        loop {
+            let &Reverse((_, index)) = self.ready.entry(lane).or_default().peek()?;
+            let node = NodeIndex::new(index);
+            let task = self.graph.graph[node].clone();
+            if !self.may_start(&task) {
+                return None;
+            }
+            match self.governor.admit(&self.graph, node, self.log.now()) {
+                Admission::Run => return Some(node),
+                Admission::Wait => return None,
+                Admission::Split => {
+                    self.ready.get_mut(&lane).expect("seen").pop();
+                    self.split(node);
+                }
+            }
+        }
+    }
+
+    /// Rewrites `node` into two half-batch nodes and brings every count up to date: the
+    /// halves are ready, its consumers wait for one more producer, its inputs have one more
+    /// reader.
+    fn split(&mut self, node: NodeIndex) {
+        let old = self.graph.graph[node].clone();
+        let halves = self
+            .graph
+            .split_in_halves(node)
+            .expect("the governor splits only env and sketch tasks over 2 or more columns");
+        self.rewrites += 1;
+        let bound = self.graph.graph.node_bound();
+        self.waiting_on.resize(bound, 0);
+        self.finished.resize(bound, false);
+        self.compute_left.remove(&(old.step, node.index()));
+        let mut flops = -old.flops;
+        for half in halves {
+            self.waiting_on[half.index()] = 0;
+            self.finished[half.index()] = false;
+            self.compute_left.insert((old.step, half.index()));
+            flops += self.graph.graph[half].flops;
+            self.make_ready(half);
+        }
+        *self.flops_left.entry(old.step).or_default() += flops;
+        let consumers: Vec<NodeIndex> = self
+            .graph
+            .graph
+            .neighbors_directed(halves[1], Direction::Outgoing)
+            .collect();
+        for consumer in consumers {
+            self.waiting_on[consumer.index()] += 1;
+        }
+        for id in &old.inputs {
+            self.store.add_reader(*id);
+        }
+    }
+
     /// The gate of each lane: read-ahead for inputs, spill lag for the left-to-right pass,
-    /// the prefetch policy and byte window for fetches.
+    /// the prefetch policy and byte window for fetches. While the governor reclaims memory,
+    /// nothing is read or fetched ahead of compute.
     fn may_start(&mut self, task: &Task) -> bool {
         let frontier = self.frontier();
+        let ahead = task.step > frontier;
         match task.lane {
+            Lane::Io if ahead && self.governor.reclaiming() => false,
             Lane::Io => task.step <= frontier.saturating_add(self.options.read_ahead_steps),
             Lane::Compute => !self.behind_on_spills(task.step),
+            Lane::Upload | Lane::DiskRead if ahead && self.governor.reclaiming() => false,
             Lane::Upload | Lane::DiskRead => self.may_fetch(task, frontier),
             Lane::Download | Lane::DiskWrite => true,
         }
@@ -257,7 +354,8 @@ impl<'g> Dispatcher<'g> {
 
     /// Room for a prefetch: within the policy's window of steps (which the planner counted), or
     /// within the memory the plan leaves free at every step before the window in which it
-    /// counts this slice, less what fetches already hold.
+    /// counts this slice, less what fetches already hold; an upload must also fit the device
+    /// memory the plan leaves free, less what uploads hold.
     fn room_for(&self, task: &Task, frontier: usize) -> bool {
         let ahead = self.options.prefetch.window_steps();
         if task.step <= frontier.saturating_add(ahead) {
@@ -270,9 +368,13 @@ impl<'g> Dispatcher<'g> {
         if modelled_from <= frontier {
             return false;
         }
-        let free = spare.range(frontier..modelled_from).map(|(_, &b)| b).min();
+        let spare = || spare.range(frontier..modelled_from).map(|(_, s)| s);
+        let fits =
+            |free: Option<u64>, held: u64| free.is_some_and(|f| held + task.moved_bytes <= f);
         let held: u64 = self.fetched_held.values().sum();
-        free.is_some_and(|free| held + task.moved_bytes <= free)
+        let uploaded = self.fetched_held.get(&Lane::Upload).copied().unwrap_or(0);
+        fits(spare().map(|s| s.memory).min(), held)
+            && (task.lane != Lane::Upload || fits(spare().map(|s| s.device).min(), uploaded))
     }
 
     /// Estimated seconds to bring `task`'s data to the device.
@@ -348,7 +450,7 @@ impl<'g> Dispatcher<'g> {
 
     /// Stores a finished task's outputs, releases its inputs and readies its successors.
     fn complete(&mut self, node: NodeIndex, outputs: Vec<Value>) {
-        let task = &self.graph.graph[node];
+        let task = &self.graph.graph[node].clone();
         self.finished[node.index()] = true;
         self.store.finish(task, outputs);
         self.log.sample_memory(self.store.in_use());

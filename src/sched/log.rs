@@ -1,8 +1,8 @@
 //! `RunLog`: when every task ran, for reports and traces.
 
 use super::stall::{StallCause, StallSpell};
-use super::Stalls;
-use crate::graph::{Cols, Lane, Op, Pass, Task};
+use super::{GovernorLog, Stalls};
+use crate::graph::{Cols, Lane, Op, Pass, SweepGraph, Task};
 use crate::store::TierBytes;
 use petgraph::stable_graph::NodeIndex;
 use std::time::Instant;
@@ -55,6 +55,10 @@ pub struct RunLog {
     pub memory: Vec<MemorySample>,
     /// Idle spells of the compute lane: (start, end) in seconds from the start, pass, cause.
     pub stall_spells: Vec<(f64, f64, Pass, StallCause)>,
+    /// What the memory governor did: refusals, releases, rewrites and their cost.
+    pub governor: GovernorLog,
+    /// The graph as the run left it, when the governor rewrote nodes into half batches.
+    pub graph_after: Option<SweepGraph>,
 }
 
 impl Default for RunLog {
@@ -73,7 +77,14 @@ impl RunLog {
             peak: TierBytes::default(),
             memory: Vec::new(),
             stall_spells: Vec::new(),
+            governor: GovernorLog::default(),
+            graph_after: None,
         }
+    }
+
+    /// Seconds since the start of the run.
+    pub fn now(&self) -> f64 {
+        self.origin.elapsed().as_secs_f64()
     }
 
     /// Records the compute lane's idle spells.

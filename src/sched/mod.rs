@@ -9,19 +9,24 @@
 //! waits for spills that fall behind, so no tier overflows its plan.
 
 mod dispatcher;
+mod governor;
 mod interrupt;
 mod log;
+mod memory_event;
 mod prefetch;
 mod rates;
 mod stall;
 
+pub use governor::{Governor, GovernorLog};
 pub use interrupt::{install_ctrlc_handler, interrupted};
 pub use log::{MemorySample, RunLog, TaskEvent};
+pub use memory_event::{MemoryEvent, MemoryEventKind};
 pub use prefetch::{FetchView, Prefetch, PrefetchPolicy};
 pub use stall::{StallCause, Stalls};
 
 use crate::error::{Error, Result};
 use crate::graph::{Lane, SweepGraph, Task};
+use crate::plan::Spare;
 use crate::store::Value;
 use crossbeam_channel::{unbounded, Receiver, Sender};
 use dispatcher::Dispatcher;
@@ -46,10 +51,10 @@ pub struct SchedOptions {
     pub spill_lag_steps: usize,
     /// When fetches of spilled environments start.
     pub prefetch: Prefetch,
-    /// Bytes of memory (device and host) the plan leaves unused at each sweep step; a prefetch
-    /// beyond the policy's window may use what stays free until its data is consumed (`None`:
-    /// only the window).
-    pub spare_memory_by_step: Option<BTreeMap<usize, u64>>,
+    /// Memory the plan leaves unused at each sweep step (device and host together, and the
+    /// device alone); a prefetch beyond the policy's window may use what stays free until its
+    /// data is consumed (`None`: only the window).
+    pub spare_memory_by_step: Option<BTreeMap<usize, Spare>>,
 }
 
 impl Default for SchedOptions {
@@ -63,9 +68,10 @@ impl Default for SchedOptions {
     }
 }
 
-/// A task handed to a lane.
+/// A task handed to a lane (a copy: the dispatcher may rewrite its graph meanwhile).
 struct Job {
     node: NodeIndex,
+    task: Task,
     inputs: Vec<Value>,
 }
 
@@ -77,8 +83,15 @@ struct Done {
     end: Instant,
 }
 
-/// Runs every task of `graph` with `executor`; returns when all are done or the first fails.
-pub fn run(graph: &SweepGraph, executor: &dyn Executor, options: SchedOptions) -> Result<RunLog> {
+/// Runs every task of `graph` with `executor`, admitting them by device memory with
+/// `governor`; returns when all are done or the first fails. The log holds the graph as
+/// rewritten during the run when the governor split nodes.
+pub fn run(
+    graph: &SweepGraph,
+    executor: &dyn Executor,
+    options: SchedOptions,
+    governor: Governor,
+) -> Result<RunLog> {
     let (done_tx, done_rx) = unbounded::<Done>();
     std::thread::scope(|scope| {
         let mut senders = HashMap::new();
@@ -86,9 +99,9 @@ pub fn run(graph: &SweepGraph, executor: &dyn Executor, options: SchedOptions) -
             let (tx, rx) = unbounded::<Job>();
             senders.insert(lane, tx);
             let done_tx = done_tx.clone();
-            scope.spawn(move || worker(graph, executor, rx, done_tx));
+            scope.spawn(move || worker(executor, rx, done_tx));
         }
-        let mut dispatcher = Dispatcher::new(graph, options);
+        let mut dispatcher = Dispatcher::new(graph, options, governor);
         let outcome = dispatcher.run(&senders, &done_rx);
         drop(senders);
         outcome
@@ -96,9 +109,9 @@ pub fn run(graph: &SweepGraph, executor: &dyn Executor, options: SchedOptions) -
 }
 
 /// A lane's thread: runs jobs until its channel closes.
-fn worker(graph: &SweepGraph, executor: &dyn Executor, jobs: Receiver<Job>, done: Sender<Done>) {
+fn worker(executor: &dyn Executor, jobs: Receiver<Job>, done: Sender<Done>) {
     for job in jobs {
-        let task = &graph.graph[job.node];
+        let task = &job.task;
         let start = Instant::now();
         let run = std::panic::AssertUnwindSafe(|| executor.execute(task, job.inputs));
         let result = std::panic::catch_unwind(run).unwrap_or_else(|panic| {

@@ -79,6 +79,11 @@ impl Store {
         self.values.contains_key(id)
     }
 
+    /// Counts one more reader of `id` (a node was split into two that both read it).
+    pub fn add_reader(&mut self, id: DataId) {
+        *self.readers_left.entry(id).or_default() += 1;
+    }
+
     /// Keeps `task`'s outputs and drops inputs nobody else will read.
     pub fn finish(&mut self, task: &Task, outputs: Vec<Value>) {
         for (&id, value) in task.outputs.iter().zip(outputs) {

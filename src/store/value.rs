@@ -1,6 +1,7 @@
 //! `Value`: what flows along a graph edge — a tensor in memory or a spilled file.
 
 use super::SpillFile;
+use crate::device::Block;
 use crate::error::{Error, Result};
 use crate::tensor::Tensor;
 use std::sync::Arc;
@@ -8,22 +9,27 @@ use std::sync::Arc;
 /// A value held by the store: a tensor (device or host memory) or a file on the scratch disk.
 #[derive(Clone, Debug)]
 pub enum Value {
-    /// A tensor in memory.
-    Memory(Arc<Tensor>),
+    /// A tensor in memory, with the device block it holds when it lives on the device.
+    Memory(Arc<Tensor>, Option<Arc<Block>>),
     /// A tensor written to a scratch file (removed when the last handle drops).
     File(Arc<SpillFile>),
 }
 
 impl Value {
-    /// Wraps a freshly computed tensor.
+    /// Wraps a tensor in host memory.
     pub fn tensor(tensor: Tensor) -> Self {
-        Value::Memory(Arc::new(tensor))
+        Value::Memory(Arc::new(tensor), None)
+    }
+
+    /// Wraps a tensor on the device, holding its block until the last handle drops.
+    pub fn on_device(tensor: Tensor, block: Block) -> Self {
+        Value::Memory(Arc::new(tensor), Some(Arc::new(block)))
     }
 
     /// Bytes it occupies on its tier.
     pub fn bytes(&self) -> u64 {
         match self {
-            Value::Memory(t) => t.bytes(),
+            Value::Memory(t, _) => t.bytes(),
             Value::File(f) => f.bytes(),
         }
     }
@@ -31,7 +37,7 @@ impl Value {
     /// The tensor, or an error naming `what` if it is still on disk.
     pub fn in_memory(&self, what: &dyn std::fmt::Display) -> Result<Arc<Tensor>> {
         match self {
-            Value::Memory(t) => Ok(Arc::clone(t)),
+            Value::Memory(t, _) => Ok(Arc::clone(t)),
             Value::File(f) => Err(Error::Invalid(format!(
                 "{what} needs {} in memory, found it on disk",
                 f.path().display()
@@ -43,7 +49,7 @@ impl Value {
     pub fn on_disk(&self, what: &dyn std::fmt::Display) -> Result<Arc<SpillFile>> {
         match self {
             Value::File(f) => Ok(Arc::clone(f)),
-            Value::Memory(_) => Err(Error::Invalid(format!(
+            Value::Memory(..) => Err(Error::Invalid(format!(
                 "{what} reads a spilled file, found a tensor in memory"
             ))),
         }

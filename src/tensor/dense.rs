@@ -105,6 +105,22 @@ impl Tensor {
         self.data.iter().map(|z| z.norm_sqr()).sum::<f64>().sqrt()
     }
 
+    /// A copy of rows `rows` of the leading axis (the batch of sketch columns, for batched values).
+    pub fn leading_rows(&self, rows: std::ops::Range<usize>) -> Tensor {
+        let row: usize = self.shape[1..].iter().product();
+        let mut shape = self.shape.clone();
+        shape[0] = rows.len();
+        let data = self.data[rows.start * row..rows.end * row].to_vec();
+        Tensor { shape, data }
+    }
+
+    /// Overwrites the rows of the leading axis from `start` on with `rows` (same trailing shape).
+    pub fn put_leading_rows(&mut self, start: usize, rows: &Tensor) {
+        debug_assert_eq!(self.shape[1..], rows.shape[1..]);
+        let row: usize = self.shape[1..].iter().product();
+        self.data[start * row..start * row + rows.data.len()].copy_from_slice(&rows.data);
+    }
+
     /// Position of the first element that is NaN or infinite, if any.
     pub fn first_non_finite(&self) -> Option<usize> {
         self.data

@@ -1,0 +1,113 @@
+//! Device memory as a kernel sees it: a pool that hands out blocks, caches what is freed, can
+//! fragment, and fails an allocation when it cannot serve it.
+//!
+//! [`MemoryPool`] is the interface; [`SimulatedPool`] implements it on the CPU so that the
+//! memory governor (admission, cache releases, half-batch rewrites) is exercised and tested
+//! without a GPU. The CUDA backend's caching pool will front the same trait.
+
+mod block;
+mod capacity_schedule;
+mod oom_fault;
+mod options;
+mod pool;
+mod request;
+
+pub use block::Block;
+pub use capacity_schedule::CapacitySchedule;
+pub use oom_fault::OomFault;
+pub use options::DeviceOptions;
+pub use pool::{PoolConfig, SimulatedPool};
+pub use request::DeviceRequest;
+
+use serde::Serialize;
+
+/// A device's memory as the governor asks about it.
+pub trait MemoryPool: Send + Sync {
+    /// A block of at least `bytes`, or why none could be had.
+    fn allocate(&self, bytes: u64) -> Result<Block, OutOfMemory>;
+    /// True when every request in `bytes` could be allocated now, from physically free memory
+    /// or from cached blocks large enough for it (a cached block too small does not count).
+    fn fits(&self, bytes: &[u64]) -> bool;
+    /// Returns every wholly unused cached segment to the device; the bytes it gave back.
+    fn release_cache(&self) -> u64;
+    /// Changes the device's capacity (a device shared with other work loses memory mid-run).
+    fn set_capacity(&self, bytes: u64);
+    /// What the pool holds now.
+    fn usage(&self) -> PoolUsage;
+}
+
+/// The state of a pool at one moment.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct PoolUsage {
+    /// Bytes the device has.
+    pub capacity: u64,
+    /// Bytes the pool has taken from the device (segments).
+    pub reserved: u64,
+    /// Bytes of blocks in use.
+    pub allocated: u64,
+    /// Bytes reserved but not in use: freed blocks the pool keeps.
+    pub cached: u64,
+    /// The largest cached block: the biggest request the cache alone can serve.
+    pub largest_cached: u64,
+}
+
+impl PoolUsage {
+    /// Bytes the device has that the pool has not reserved.
+    pub fn physically_free(&self) -> u64 {
+        self.capacity.saturating_sub(self.reserved)
+    }
+}
+
+/// Why an allocation failed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct OutOfMemory {
+    /// Bytes asked for.
+    pub requested: u64,
+    /// The pool then.
+    pub usage: PoolUsage,
+    /// True when `--inject-oom` made it fail.
+    pub injected: bool,
+}
+
+impl OutOfMemory {
+    /// The error `task` reports when this allocation failed while it asked for `needed` bytes.
+    pub fn for_task(&self, task: &crate::graph::Task, needed: u64) -> crate::Error {
+        let mut error = out_of_memory(task, needed, &self.usage, "");
+        if let crate::Error::OutOfMemory { why, injected, .. } = &mut error {
+            *injected = self.injected;
+            if self.injected {
+                *why = " (injected by --inject-oom)".into();
+            }
+        }
+        error
+    }
+}
+
+/// The error for `task` needing `needed` bytes of a device in state `usage`; `why` (empty or
+/// starting with a space) says why the governor gave up.
+pub fn out_of_memory(
+    task: &crate::graph::Task,
+    needed: u64,
+    usage: &PoolUsage,
+    why: &str,
+) -> crate::Error {
+    use crate::plan::ByteSize;
+    let capacity = if usage.capacity == u64::MAX {
+        "unlimited".to_string()
+    } else {
+        ByteSize(usage.capacity).to_string()
+    };
+    crate::Error::OutOfMemory {
+        task: task.to_string(),
+        site: task.site,
+        kernel: task.op.name(),
+        needed: ByteSize(needed),
+        available: format!(
+            "{} free and {} in the largest cached block (device capacity {capacity})",
+            ByteSize(usage.physically_free()),
+            ByteSize(usage.largest_cached),
+        ),
+        why: why.to_string(),
+        injected: false,
+    }
+}

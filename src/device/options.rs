@@ -1,0 +1,29 @@
+//! `DeviceOptions`: how a run's device is set up (faults to inject, a capacity schedule) and
+//! how much time the memory governor may spend recovering.
+
+use super::{CapacitySchedule, OomFault};
+
+/// The device's faults and the governor's recovery budget.
+#[derive(Clone, Debug)]
+pub struct DeviceOptions {
+    /// Pre-fragments the device into pinned segments of this many bytes (`--fragment`).
+    pub fragment: Option<u64>,
+    /// Fails a fraction of device allocations (`--inject-oom`).
+    pub inject_oom: Option<OomFault>,
+    /// Changes the device's capacity at given sweep steps (`--shrink-device`).
+    pub capacity_schedule: CapacitySchedule,
+    /// Cache releases after the first may cost at most this fraction of the compute time done
+    /// so far (`--recovery-budget`, 0.05 by default).
+    pub recovery_budget: f64,
+}
+
+impl Default for DeviceOptions {
+    fn default() -> Self {
+        DeviceOptions {
+            fragment: None,
+            inject_oom: None,
+            capacity_schedule: CapacitySchedule::default(),
+            recovery_budget: 0.05,
+        }
+    }
+}

@@ -1,0 +1,375 @@
+//! `SimulatedPool`: a caching device allocator like the CUDA ones, on the CPU.
+//!
+//! Requests are rounded up to 512 bytes and served from the smallest cached free piece that
+//! is at most twice their size; failing that from a new segment of the request's size; and
+//! only when the device has no room for one, by cutting the smallest larger piece (as caching
+//! allocators avoid splitting large blocks for small requests, which fragments them). Freed blocks stay in their segment, merged with free
+//! neighbours, so "free" (capacity less reserved) and "allocatable" (what one request can get)
+//! differ as on a GPU: a segment part of which is still in use cannot go back. Only wholly
+//! unused segments return to the device, on [`MemoryPool::release_cache`].
+
+use super::{Block, MemoryPool, OomFault, OutOfMemory, PoolUsage};
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex, MutexGuard};
+
+/// Every block is a multiple of this many bytes.
+const ROUND: u64 = 512;
+
+/// How to set up a simulated device.
+#[derive(Clone, Debug, Default)]
+pub struct PoolConfig {
+    /// Bytes the device has (`None`: unlimited).
+    pub capacity: Option<u64>,
+    /// Pre-fragments the whole device into segments of this size, each pinned in its middle by
+    /// a block that is never freed, so no request larger than half a piece can be served.
+    pub fragment: Option<u64>,
+    /// Makes a fraction of allocations fail.
+    pub fault: Option<OomFault>,
+}
+
+/// A device memory pool that keeps freed blocks cached (see the module documentation).
+pub struct SimulatedPool {
+    state: Arc<Mutex<PoolState>>,
+    fault: Option<OomFault>,
+}
+
+/// Segments by id, and the device's capacity.
+struct PoolState {
+    capacity: u64,
+    segments: BTreeMap<u64, Segment>,
+    next_segment: u64,
+}
+
+/// Memory reserved from the device in one piece, cut into blocks by offset.
+struct Segment {
+    size: u64,
+    pieces: BTreeMap<u64, Piece>,
+}
+
+/// Part of a segment, in use or cached.
+#[derive(Clone, Copy)]
+struct Piece {
+    size: u64,
+    used: bool,
+}
+
+impl SimulatedPool {
+    /// A pool for a device set up by `config`.
+    pub fn new(config: PoolConfig) -> Self {
+        let mut state = PoolState {
+            capacity: config.capacity.unwrap_or(u64::MAX),
+            segments: BTreeMap::new(),
+            next_segment: 0,
+        };
+        if let (Some(piece), Some(_)) = (config.fragment, config.capacity) {
+            state.fragment(round_up(piece.max(4 * ROUND), ROUND));
+        }
+        SimulatedPool {
+            state: Arc::new(Mutex::new(state)),
+            fault: config.fault,
+        }
+    }
+
+    fn state(&self) -> MutexGuard<'_, PoolState> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+impl MemoryPool for SimulatedPool {
+    fn allocate(&self, bytes: u64) -> Result<Block, OutOfMemory> {
+        let size = round_up(bytes.max(1), ROUND);
+        let mut state = self.state();
+        let fail = |state: &PoolState, injected| OutOfMemory {
+            requested: bytes,
+            usage: state.usage(),
+            injected,
+        };
+        if self.fault.as_ref().is_some_and(|f| f.strikes()) {
+            return Err(fail(&state, true));
+        }
+        let (segment, offset) = state.take(size).ok_or_else(|| fail(&state, false))?;
+        let pool = Arc::clone(&self.state);
+        Ok(Block::new(size, move || {
+            let mut state = pool.lock().unwrap_or_else(|e| e.into_inner());
+            state.give_back(segment, offset);
+        }))
+    }
+
+    fn fits(&self, bytes: &[u64]) -> bool {
+        let state = self.state();
+        let mut cached: Vec<u64> = state.free_pieces().collect();
+        let mut free = state.capacity.saturating_sub(state.reserved());
+        let mut wanted: Vec<u64> = bytes.iter().map(|&b| round_up(b.max(1), ROUND)).collect();
+        wanted.sort_unstable_by(|a, b| b.cmp(a));
+        for size in wanted {
+            let smallest = |limit: u64| {
+                (0..cached.len())
+                    .filter(|&i| cached[i] >= size && cached[i] <= limit)
+                    .min_by_key(|&i| cached[i])
+            };
+            let close = smallest(2 * size);
+            if close.is_none() && free >= size {
+                free -= size;
+                continue;
+            }
+            match close.or_else(|| smallest(u64::MAX)) {
+                Some(i) => cached[i] -= size,
+                None => return false,
+            }
+        }
+        true
+    }
+
+    fn release_cache(&self) -> u64 {
+        let mut state = self.state();
+        let unused: Vec<u64> = state
+            .segments
+            .iter()
+            .filter(|(_, s)| s.pieces.values().all(|p| !p.used))
+            .map(|(&id, _)| id)
+            .collect();
+        unused
+            .into_iter()
+            .filter_map(|id| state.segments.remove(&id))
+            .map(|s| s.size)
+            .sum()
+    }
+
+    fn set_capacity(&self, bytes: u64) {
+        self.state().capacity = bytes;
+    }
+
+    fn usage(&self) -> PoolUsage {
+        self.state().usage()
+    }
+}
+
+impl PoolState {
+    fn reserved(&self) -> u64 {
+        self.segments.values().map(|s| s.size).sum()
+    }
+
+    fn free_pieces(&self) -> impl Iterator<Item = u64> + '_ {
+        self.segments
+            .values()
+            .flat_map(|s| s.pieces.values())
+            .filter(|p| !p.used)
+            .map(|p| p.size)
+    }
+
+    fn usage(&self) -> PoolUsage {
+        let reserved = self.reserved();
+        let cached: u64 = self.free_pieces().sum();
+        PoolUsage {
+            capacity: self.capacity,
+            reserved,
+            allocated: reserved - cached,
+            cached,
+            largest_cached: self.free_pieces().max().unwrap_or(0),
+        }
+    }
+
+    /// Sets `size` bytes aside: a cached piece at most twice as large, else a new segment,
+    /// else the smallest larger cached piece.
+    fn take(&mut self, size: u64) -> Option<(u64, u64)> {
+        let (segment, offset) = match self.smallest_piece(size, 2 * size) {
+            Some(found) => found,
+            None => match self.reserve(size) {
+                Some(id) => (id, 0),
+                None => self.smallest_piece(size, u64::MAX)?,
+            },
+        };
+        self.segments
+            .get_mut(&segment)
+            .expect("segment exists")
+            .cut(offset, size);
+        Some((segment, offset))
+    }
+
+    /// The smallest free piece of `size` to `limit` bytes, as (segment, offset).
+    fn smallest_piece(&self, size: u64, limit: u64) -> Option<(u64, u64)> {
+        self.segments
+            .iter()
+            .flat_map(|(&id, s)| s.pieces.iter().map(move |(&off, p)| (id, off, *p)))
+            .filter(|(_, _, p)| !p.used && p.size >= size && p.size <= limit)
+            .min_by_key(|(_, _, p)| p.size)
+            .map(|(id, off, _)| (id, off))
+    }
+
+    /// A new segment of `size` bytes, if the device has them.
+    fn reserve(&mut self, size: u64) -> Option<u64> {
+        if self.capacity.saturating_sub(self.reserved()) < size {
+            return None;
+        }
+        let id = self.next_segment;
+        self.next_segment += 1;
+        let free = Piece { size, used: false };
+        let segment = Segment {
+            size,
+            pieces: BTreeMap::from([(0, free)]),
+        };
+        self.segments.insert(id, segment);
+        Some(id)
+    }
+
+    /// Returns the block at `offset` of `segment` to the cache.
+    fn give_back(&mut self, segment: u64, offset: u64) {
+        if let Some(s) = self.segments.get_mut(&segment) {
+            s.free(offset);
+        }
+    }
+
+    /// Reserves the whole device as segments of `piece` bytes, each pinned in the middle.
+    fn fragment(&mut self, piece: u64) {
+        while let Some(id) = self.reserve(piece) {
+            let middle = piece / 2 / ROUND * ROUND;
+            let segment = self.segments.get_mut(&id).expect("just reserved");
+            segment.cut(0, middle);
+            segment.cut(middle, ROUND);
+            segment.free(0);
+        }
+    }
+}
+
+impl Segment {
+    /// Marks `size` bytes at the start of the free piece at `offset` as used.
+    fn cut(&mut self, offset: u64, size: u64) {
+        let piece = self.pieces[&offset];
+        debug_assert!(!piece.used && piece.size >= size);
+        self.pieces.insert(offset, Piece { size, used: true });
+        if piece.size > size {
+            let rest = Piece {
+                size: piece.size - size,
+                used: false,
+            };
+            self.pieces.insert(offset + size, rest);
+        }
+    }
+
+    /// Frees the piece at `offset`, merging it with free neighbours.
+    fn free(&mut self, offset: u64) {
+        let Some(piece) = self.pieces.get_mut(&offset) else {
+            return;
+        };
+        piece.used = false;
+        let mut start = offset;
+        let mut size = piece.size;
+        if let Some(next) = self.pieces.get(&(offset + size)).copied() {
+            if !next.used {
+                self.pieces.remove(&(offset + size));
+                size += next.size;
+            }
+        }
+        let previous = self
+            .pieces
+            .range(..offset)
+            .next_back()
+            .map(|(&b, &p)| (b, p));
+        if let Some((before, prev)) = previous {
+            if !prev.used && before + prev.size == offset {
+                self.pieces.remove(&offset);
+                start = before;
+                size += prev.size;
+            }
+        }
+        self.pieces.insert(start, Piece { size, used: false });
+    }
+}
+
+/// `bytes` rounded up to a multiple of `unit`.
+fn round_up(bytes: u64, unit: u64) -> u64 {
+    bytes.div_ceil(unit).saturating_mul(unit)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MIB: u64 = 1 << 20;
+
+    fn pool(capacity: u64, fragment: Option<u64>) -> SimulatedPool {
+        SimulatedPool::new(PoolConfig {
+            capacity: Some(capacity),
+            fragment,
+            fault: None,
+        })
+    }
+
+    #[test]
+    fn freed_blocks_stay_cached_until_released() {
+        let pool = pool(64 * MIB, None);
+        let block = pool.allocate(3 * MIB + 1).unwrap();
+        assert_eq!(block.bytes(), 3 * MIB + ROUND);
+        drop(block);
+        let usage = pool.usage();
+        assert_eq!((usage.allocated, usage.reserved), (0, 3 * MIB + ROUND));
+        assert_eq!(usage.cached, 3 * MIB + ROUND);
+        assert_eq!(pool.release_cache(), 3 * MIB + ROUND);
+        assert_eq!(pool.usage().reserved, 0);
+    }
+
+    #[test]
+    fn a_cached_piece_serves_smaller_requests_and_merges_back() {
+        let pool = pool(64 * MIB, None);
+        drop(pool.allocate(2 * MIB).unwrap());
+        let a = pool.allocate(MIB).unwrap();
+        let b = pool.allocate(MIB).unwrap();
+        assert_eq!(pool.usage().reserved, 2 * MIB, "both came from the cache");
+        drop(a);
+        drop(b);
+        assert_eq!(pool.usage().largest_cached, 2 * MIB, "neighbours merged");
+        let small = pool.allocate(MIB / 4).unwrap();
+        assert_eq!(
+            pool.usage().reserved,
+            2 * MIB + MIB / 4,
+            "a small request gets its own"
+        );
+        drop(small);
+    }
+
+    #[test]
+    fn a_fragmented_pool_has_free_memory_it_cannot_allocate() {
+        let pool = pool(64 * MIB, Some(4 * MIB));
+        let usage = pool.usage();
+        assert_eq!(usage.reserved, 64 * MIB);
+        assert!(usage.cached > 63 * MIB);
+        assert!(!pool.fits(&[3 * MIB]), "no piece holds 3 MiB");
+        assert!(pool.allocate(3 * MIB).is_err());
+        assert!(pool.fits(&[MIB, MIB, MIB]));
+        assert_eq!(pool.release_cache(), 0, "pinned segments stay");
+    }
+
+    #[test]
+    fn a_piece_partly_in_use_cannot_be_released() {
+        let pool = pool(4 * MIB, None);
+        drop(pool.allocate(3 * MIB).unwrap());
+        let filler = pool.allocate(MIB).unwrap();
+        let held = pool.allocate(MIB).unwrap();
+        drop(filler);
+        assert!(
+            !pool.fits(&[2 * MIB + MIB / 2]),
+            "2 MiB and 1 MiB cached, in two pieces"
+        );
+        assert_eq!(
+            pool.release_cache(),
+            MIB,
+            "only the wholly unused segment goes"
+        );
+        drop(held);
+        assert_eq!(pool.release_cache(), 3 * MIB);
+        assert!(pool.fits(&[4 * MIB]));
+    }
+
+    #[test]
+    fn a_shrunk_device_refuses_new_segments() {
+        let pool = pool(64 * MIB, None);
+        let held = pool.allocate(8 * MIB).unwrap();
+        pool.set_capacity(8 * MIB);
+        assert!(!pool.fits(&[MIB]));
+        let err = pool.allocate(MIB).unwrap_err();
+        assert!(!err.injected);
+        assert_eq!(err.usage.capacity, 8 * MIB);
+        drop(held);
+        assert!(pool.fits(&[MIB]), "the cache still serves it");
+    }
+}

@@ -1,0 +1,89 @@
+//! `DeviceRequest`: the device blocks a task allocates when it starts, from the graph alone,
+//! so that admission (before) and allocation (inside the task) ask for the same bytes.
+
+use crate::graph::{Op, SweepGraph, Task};
+use crate::plan::Tier;
+
+/// The blocks one task allocates on the device: its outputs, then its workspace.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct DeviceRequest {
+    /// Bytes of each block.
+    pub blocks: Vec<u64>,
+}
+
+impl DeviceRequest {
+    /// What `task` allocates; `slot_open` says whether the output of a half-batch node has
+    /// already been allocated by an earlier slice.
+    pub fn of(graph: &SweepGraph, task: &Task, slot_open: bool) -> Self {
+        match task.op {
+            Op::ReadSite { .. } => Self::output(graph, task),
+            Op::Fetch { from: Tier::Host } => DeviceRequest {
+                blocks: vec![task.moved_bytes],
+            },
+            Op::WriteSite | Op::Spill { .. } | Op::Fetch { .. } => DeviceRequest::default(),
+            _ => match (task.within, task.cols) {
+                (Some(_), Some(cols)) => Self::slice(graph, task, cols.len(), slot_open),
+                _ => Self::whole(graph, task),
+            },
+        }
+    }
+
+    /// What `task` would allocate as a half-batch node over `width` of its columns (`None` for
+    /// tasks without a batch); `slot_open` as for [`DeviceRequest::of`].
+    pub fn at_width(
+        graph: &SweepGraph,
+        task: &Task,
+        width: usize,
+        slot_open: bool,
+    ) -> Option<Self> {
+        graph.batch_cost(task.op, task.site, width)?;
+        Some(Self::slice(graph, task, width, slot_open))
+    }
+
+    /// Bytes of all blocks.
+    pub fn total(&self) -> u64 {
+        self.blocks.iter().sum()
+    }
+
+    fn output(graph: &SweepGraph, task: &Task) -> Self {
+        DeviceRequest {
+            blocks: task
+                .outputs
+                .iter()
+                .map(|&id| graph.value_bytes(id))
+                .collect(),
+        }
+    }
+
+    /// Outputs plus a workspace: the kernel's peak less its inputs and outputs.
+    fn whole(graph: &SweepGraph, task: &Task) -> Self {
+        let inputs: u64 = task.inputs.iter().map(|&id| graph.value_bytes(id)).sum();
+        let mut request = Self::output(graph, task);
+        let workspace = task.peak_bytes.saturating_sub(inputs + request.total());
+        request.blocks.extend((workspace > 0).then_some(workspace));
+        request
+    }
+
+    /// The whole output (unless a slice allocated it) plus the slice's workspace: its peak
+    /// less the inputs it shares with the other slices (its sliced inputs and its output are
+    /// copies it makes).
+    fn slice(graph: &SweepGraph, task: &Task, width: usize, slot_open: bool) -> Self {
+        let peak = graph
+            .batch_cost(task.op, task.site, width)
+            .map_or(task.peak_bytes, |cost| cost.peak_bytes);
+        let shared: u64 = task
+            .inputs
+            .iter()
+            .filter(|id| !id.is_batched())
+            .map(|&id| graph.value_bytes(id))
+            .sum();
+        let mut blocks = if slot_open {
+            vec![]
+        } else {
+            Self::output(graph, task).blocks
+        };
+        let workspace = peak.saturating_sub(shared);
+        blocks.extend((workspace > 0).then_some(workspace));
+        DeviceRequest { blocks }
+    }
+}

@@ -1,0 +1,156 @@
+//! The half-batch rewrite: an env or sketch node becomes two nodes over half its columns each,
+//! writing their slices of the same output (what the memory governor does when a batch does not
+//! fit the device).
+
+use super::{Cols, DataId, Op, SweepGraph, Task};
+use crate::error::{Error, Result};
+use petgraph::stable_graph::NodeIndex;
+use petgraph::visit::EdgeRef;
+use petgraph::Direction;
+
+impl SweepGraph {
+    /// True when `node` is an env or sketch task over more than one column.
+    pub fn can_split(&self, node: NodeIndex) -> bool {
+        splittable(&self.graph[node]).is_some()
+    }
+
+    /// Replaces `node` by two nodes over the two halves of its columns; returns them. Both read
+    /// what it read and write slices of its output (the whole batch is kept in
+    /// [`Task::within`]), so its consumers now wait for both and read one joined value.
+    pub fn split_in_halves(&mut self, node: NodeIndex) -> Result<[NodeIndex; 2]> {
+        let task = self.graph[node].clone();
+        let cols = splittable(&task).ok_or_else(|| {
+            Error::Invalid(format!(
+                "task {task} cannot be split: only env and sketch tasks over 2 or more columns can"
+            ))
+        })?;
+        let edges = |direction| -> Vec<(NodeIndex, DataId)> {
+            self.graph
+                .edges_directed(node, direction)
+                .map(|e| match direction {
+                    Direction::Incoming => (e.source(), *e.weight()),
+                    Direction::Outgoing => (e.target(), *e.weight()),
+                })
+                .collect()
+        };
+        let (incoming, outgoing) = (edges(Direction::Incoming), edges(Direction::Outgoing));
+        self.graph.remove_node(node);
+        let middle = cols.start + cols.len() / 2;
+        let halves = [
+            Cols {
+                start: cols.start,
+                end: middle,
+            },
+            Cols {
+                start: middle,
+                end: cols.end,
+            },
+        ];
+        let mut nodes = [node; 2];
+        for (slot, half) in nodes.iter_mut().zip(halves) {
+            let cost = self
+                .batch_cost(task.op, task.site, half.len())
+                .expect("env and sketch have a batch cost");
+            let part = self.graph.add_node(Task {
+                cols: Some(half),
+                within: Some(task.within.unwrap_or(cols)),
+                flops: cost.flops,
+                peak_bytes: cost.peak_bytes,
+                ..task.clone()
+            });
+            for &(source, id) in &incoming {
+                self.graph.add_edge(source, part, id);
+            }
+            for &(target, id) in &outgoing {
+                self.graph.add_edge(part, target, id);
+            }
+            *slot = part;
+        }
+        Ok(nodes)
+    }
+}
+
+/// The columns of `task` when it is an env or sketch task over at least two.
+fn splittable(task: &Task) -> Option<Cols> {
+    let batched = matches!(task.op, Op::Env | Op::Sketch);
+    task.cols.filter(|cols| batched && cols.len() > 1)
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::graph::{GraphOptions, Op, SweepGraph};
+    use crate::train::{LayerShape, StackShape};
+    use crate::Kind;
+    use petgraph::Direction;
+
+    /// The graph of compressing a 5-site MPS of bond 4 to χ̄ = 8 in one batch.
+    fn graph() -> SweepGraph {
+        let cores = (0..5)
+            .map(|i| [if i == 0 { 1 } else { 4 }, if i == 4 { 1 } else { 4 }, 2, 1])
+            .collect();
+        let mps = LayerShape {
+            name: "psi".into(),
+            kind: Kind::Mps,
+            cores,
+        };
+        let stack = StackShape { layers: vec![mps] };
+        let options = GraphOptions {
+            chi_out: 8,
+            batch_cols: None,
+        };
+        SweepGraph::build(&stack, &options).unwrap()
+    }
+
+    #[test]
+    fn halves_share_inputs_and_consumers_and_split_the_flops() {
+        let mut g = graph();
+        let env = g
+            .graph
+            .node_indices()
+            .find(|&n| g.graph[n].op == Op::Env && g.graph[n].site == 1)
+            .unwrap();
+        let (flops, preds, succs) = (
+            g.graph[env].flops,
+            g.graph.neighbors_directed(env, Direction::Incoming).count(),
+            g.graph.neighbors_directed(env, Direction::Outgoing).count(),
+        );
+        let halves = g.split_in_halves(env).unwrap();
+        let widths: Vec<usize> = halves
+            .iter()
+            .map(|&h| g.graph[h].cols.unwrap().len())
+            .collect();
+        assert_eq!(widths, [4, 4]);
+        let total: f64 = halves.iter().map(|&h| g.graph[h].flops).sum();
+        assert!((total - flops).abs() <= 1e-9 * flops);
+        for h in halves {
+            assert_eq!(g.graph[h].within.unwrap().len(), 8);
+            assert_eq!(
+                g.graph.neighbors_directed(h, Direction::Incoming).count(),
+                preds
+            );
+            assert_eq!(
+                g.graph.neighbors_directed(h, Direction::Outgoing).count(),
+                succs
+            );
+        }
+        let quarter = g.split_in_halves(halves[1]).unwrap();
+        assert_eq!(
+            g.graph[quarter[0]].within.unwrap().len(),
+            8,
+            "kept the whole"
+        );
+    }
+
+    #[test]
+    fn only_batched_tasks_split() {
+        let mut g = graph();
+        let qr = g
+            .graph
+            .node_indices()
+            .find(|&n| g.graph[n].op == Op::Qr)
+            .unwrap();
+        assert!(!g.can_split(qr));
+        let err = g.split_in_halves(qr).unwrap_err().to_string();
+        assert!(err.contains("qr"), "{err}");
+    }
+}

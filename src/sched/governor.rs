@@ -1,0 +1,361 @@
+//! `Governor`: admits tasks by the device memory they ask for, and recovers from failed
+//! allocations by releasing the pool's cache and rewriting nodes into half-batch nodes.
+//!
+//! Admission asks the pool whether a task's blocks fit now, counting physically free memory
+//! and only those cached blocks large enough for a request. A batch that does not fit is
+//! tried at half, a quarter, … down to one column; the first width that fits makes the node
+//! split in two (the halves are admitted in turn, so splits recurse). Only when even one
+//! column is refused is the cache released, and admission starts again from the top: a
+//! release never by itself admits work. The first release is free; later ones must fit the
+//! recovery budget (a fraction of the compute time done so far) with a release's cost to
+//! spare. An allocation that fails inside a task releases the cache (within the same budget)
+//! and splits the node; the split is remembered for that kernel when the memory really is
+//! short (the request still does not fit after the release). A watchdog ends a run that
+//! makes no progress while memory is being reclaimed with an error that names the task.
+
+use super::{MemoryEvent, MemoryEventKind};
+use crate::device::{out_of_memory, CapacitySchedule, DeviceRequest, MemoryPool};
+use crate::error::{Error, Result};
+use crate::graph::{DataId, Lane, Op, SweepGraph, Task};
+use petgraph::stable_graph::NodeIndex;
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::sync::Arc;
+use std::time::Instant;
+
+/// Failed allocations in a row, with no task completing, after which the run stops.
+const WATCHDOG_ATTEMPTS: usize = 16;
+
+/// What admission says about a ready task.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Admission {
+    /// Start it.
+    Run,
+    /// Rewrite it into two half-batch nodes first.
+    Split,
+    /// Hold it until memory is freed.
+    Wait,
+}
+
+/// What to do with a task whose allocation failed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Recovery {
+    /// Queue it again (admission decides when it starts).
+    Retry,
+    /// Rewrite it into two half-batch nodes.
+    Split,
+}
+
+/// The memory governor of one run.
+pub struct Governor {
+    pool: Arc<dyn MemoryPool>,
+    recovery_budget: f64,
+    schedule: CapacitySchedule,
+    /// The finest batch each kernel had to be split to for lack of memory.
+    finest: HashMap<Op, usize>,
+    /// Outputs of half-batch nodes that a slice has allocated.
+    open_slots: HashSet<DataId>,
+    /// Nodes refused and not yet run (each refusal is reported once).
+    refused: HashSet<usize>,
+    releases: usize,
+    release_s: f64,
+    recovery_s: f64,
+    compute_s: f64,
+    failures_in_a_row: usize,
+    events: Vec<MemoryEvent>,
+}
+
+/// What the governor did in one run.
+#[derive(Clone, Debug, Default)]
+pub struct GovernorLog {
+    /// Every refusal, failure, release, rewrite and capacity change.
+    pub events: Vec<MemoryEvent>,
+    /// Seconds spent recovering: failed attempts and cache releases.
+    pub recovery_s: f64,
+    /// The finest batch each kernel was split to for lack of memory.
+    pub finest_batch: BTreeMap<String, usize>,
+}
+
+impl Governor {
+    /// A governor over `pool` with a recovery budget (fraction of compute time) and a schedule
+    /// of capacity changes.
+    pub fn new(
+        pool: Arc<dyn MemoryPool>,
+        recovery_budget: f64,
+        schedule: CapacitySchedule,
+    ) -> Self {
+        Governor {
+            pool,
+            recovery_budget,
+            schedule,
+            finest: HashMap::new(),
+            open_slots: HashSet::new(),
+            refused: HashSet::new(),
+            releases: 0,
+            release_s: 0.0,
+            recovery_s: 0.0,
+            compute_s: 0.0,
+            failures_in_a_row: 0,
+            events: Vec::new(),
+        }
+    }
+
+    /// True while a compute task waits for memory: prefetches and read-ahead pause meanwhile.
+    pub(super) fn reclaiming(&self) -> bool {
+        !self.refused.is_empty()
+    }
+
+    /// Applies the capacity change due once compute has reached `step`.
+    pub(super) fn on_frontier(&mut self, step: usize, at: f64) {
+        if let Some(bytes) = self.schedule.due(step) {
+            self.pool.set_capacity(bytes);
+            self.event(at, MemoryEventKind::Capacity, &"", bytes, 0.0, false);
+        }
+    }
+
+    /// Whether the ready task `node` may start now.
+    pub(super) fn admit(&mut self, graph: &SweepGraph, node: NodeIndex, at: f64) -> Admission {
+        let admission = self.decide(graph, node, at);
+        if admission != Admission::Wait {
+            self.refused.remove(&node.index());
+        }
+        admission
+    }
+
+    fn decide(&mut self, graph: &SweepGraph, node: NodeIndex, at: f64) -> Admission {
+        let task = &graph.graph[node];
+        let request = self.request(graph, task);
+        if request.blocks.is_empty() {
+            return Admission::Run;
+        }
+        let width = task.cols.filter(|_| graph.can_split(node)).map(|c| c.len());
+        if let (Some(width), Some(&finest)) = (width, self.finest.get(&task.op)) {
+            if width > finest {
+                return Admission::Split;
+            }
+        }
+        if task.lane != Lane::Compute {
+            if self.pool.fits(&request.blocks) {
+                return Admission::Run;
+            }
+        } else {
+            if let Some(admission) = self.admit_compute(graph, task, width, &request) {
+                return admission;
+            }
+            if self.may_release() {
+                self.release(at, task);
+                if let Some(admission) = self.admit_compute(graph, task, width, &request) {
+                    return admission;
+                }
+            }
+        }
+        if self.refused.insert(node.index()) {
+            self.event(
+                at,
+                MemoryEventKind::Refused,
+                task,
+                request.total(),
+                0.0,
+                false,
+            );
+        }
+        Admission::Wait
+    }
+
+    /// Run when the whole request fits, split when some narrower batch does.
+    fn admit_compute(
+        &mut self,
+        graph: &SweepGraph,
+        task: &Task,
+        width: Option<usize>,
+        request: &DeviceRequest,
+    ) -> Option<Admission> {
+        if self.pool.fits(&request.blocks) {
+            return Some(Admission::Run);
+        }
+        let open = self.slot_open(task);
+        let narrower = std::iter::successors(width.map(|w| w / 2), |&w| (w > 1).then_some(w / 2));
+        for w in narrower.take_while(|&w| w >= 1) {
+            let smaller = DeviceRequest::at_width(graph, task, w, open)?;
+            if self.pool.fits(&smaller.blocks) {
+                self.remember(task.op, w);
+                return Some(Admission::Split);
+            }
+        }
+        None
+    }
+
+    /// Records that `task` (node `node`) finished with `outputs_made` outputs after `seconds`.
+    pub(super) fn on_done(
+        &mut self,
+        node: NodeIndex,
+        task: &Task,
+        outputs_made: usize,
+        seconds: f64,
+    ) {
+        self.failures_in_a_row = 0;
+        self.refused.remove(&node.index());
+        if task.lane == Lane::Compute {
+            self.compute_s += seconds;
+        }
+        if task.within.is_some() {
+            if outputs_made == 0 {
+                self.open_slots.insert(task.outputs[0]);
+            } else {
+                self.open_slots.remove(&task.outputs[0]);
+            }
+        }
+    }
+
+    /// What to do after `node`'s allocation failed with `error` in an attempt of `seconds`.
+    pub(super) fn recover(
+        &mut self,
+        graph: &SweepGraph,
+        node: NodeIndex,
+        error: &Error,
+        seconds: f64,
+        at: f64,
+    ) -> Result<Recovery> {
+        let task = &graph.graph[node];
+        let injected = matches!(error, Error::OutOfMemory { injected: true, .. });
+        let request = self.request(graph, task);
+        self.failures_in_a_row += 1;
+        self.recovery_s += seconds;
+        self.event(
+            at,
+            MemoryEventKind::OutOfMemory,
+            task,
+            request.total(),
+            seconds,
+            injected,
+        );
+        if self.failures_in_a_row > WATCHDOG_ATTEMPTS {
+            let why = format!(
+                " (watchdog: {WATCHDOG_ATTEMPTS} allocations failed in a row with no task completing)"
+            );
+            return Err(out_of_memory(
+                task,
+                request.total(),
+                &self.pool.usage(),
+                &why,
+            ));
+        }
+        if self.may_release() {
+            self.release(at, task);
+        }
+        if !graph.can_split(node) {
+            self.event(
+                at,
+                MemoryEventKind::Retried,
+                task,
+                request.total(),
+                0.0,
+                injected,
+            );
+            return Ok(Recovery::Retry);
+        }
+        if !self.pool.fits(&request.blocks) {
+            let width = task.cols.map_or(1, |c| c.len());
+            self.remember(task.op, width / 2);
+        }
+        self.event(
+            at,
+            MemoryEventKind::Rewritten,
+            task,
+            request.total(),
+            0.0,
+            injected,
+        );
+        Ok(Recovery::Split)
+    }
+
+    /// What to do when nothing is running and tasks are still to run: release the cache and
+    /// try again (`Ok(true)`), give up with an error naming the refused task, or, when no task
+    /// was refused, nothing (`Ok(false)`: the graph itself is stuck).
+    pub(super) fn unstick(&mut self, graph: &SweepGraph, at: f64) -> Result<bool> {
+        let Some(&index) = self.refused.iter().min() else {
+            return Ok(false);
+        };
+        let task = &graph.graph[NodeIndex::new(index)];
+        if self.pool.usage().cached > 0 && self.release(at, task) > 0 {
+            return Ok(true);
+        }
+        let request = self.request(graph, task);
+        let why = " (nothing else running can free memory; lower --batch-cols or the budgets)";
+        Err(out_of_memory(
+            task,
+            request.total(),
+            &self.pool.usage(),
+            why,
+        ))
+    }
+
+    /// What the governor did so far (its events are handed over, not copied).
+    pub fn take_log(&mut self) -> GovernorLog {
+        GovernorLog {
+            events: std::mem::take(&mut self.events),
+            recovery_s: self.recovery_s,
+            finest_batch: self
+                .finest
+                .iter()
+                .map(|(op, &w)| (op.name().to_string(), w))
+                .collect(),
+        }
+    }
+
+    fn request(&self, graph: &SweepGraph, task: &Task) -> DeviceRequest {
+        DeviceRequest::of(graph, task, self.slot_open(task))
+    }
+
+    fn slot_open(&self, task: &Task) -> bool {
+        task.within.is_some() && self.open_slots.contains(&task.outputs[0])
+    }
+
+    fn remember(&mut self, op: Op, width: usize) {
+        let finest = self.finest.entry(op).or_insert(usize::MAX);
+        *finest = (*finest).min(width.max(1));
+    }
+
+    /// A release is worth asking for when the cache holds something; the first is free, later
+    /// ones must leave the recovery budget room for one more.
+    fn may_release(&self) -> bool {
+        if self.pool.usage().cached == 0 {
+            return false;
+        }
+        if self.releases == 0 {
+            return true;
+        }
+        let cost = self.release_s / self.releases as f64;
+        self.recovery_s + 2.0 * cost <= self.recovery_budget * self.compute_s
+    }
+
+    /// Releases the pool's cache; the bytes it gave back.
+    fn release(&mut self, at: f64, task: &Task) -> u64 {
+        let start = Instant::now();
+        let freed = self.pool.release_cache();
+        let seconds = start.elapsed().as_secs_f64();
+        self.releases += 1;
+        self.release_s += seconds;
+        self.recovery_s += seconds;
+        self.event(at, MemoryEventKind::Released, task, freed, seconds, false);
+        freed
+    }
+
+    fn event(
+        &mut self,
+        at: f64,
+        kind: MemoryEventKind,
+        task: &dyn std::fmt::Display,
+        bytes: u64,
+        seconds: f64,
+        injected: bool,
+    ) {
+        self.events.push(MemoryEvent {
+            at,
+            kind,
+            task: task.to_string(),
+            bytes,
+            seconds,
+            injected,
+        });
+    }
+}
