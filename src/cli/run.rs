@@ -4,9 +4,11 @@ use super::problem_args::ProblemArgs;
 use clap::Args;
 use srcflow::io::OutputDir;
 use srcflow::sched::install_ctrlc_handler;
+use srcflow::sched::RunLog;
 use srcflow::store::clean_stale;
-use srcflow::trace::write_chrome_trace;
+use srcflow::trace::{write_chrome_trace, write_whole};
 use srcflow::Result;
+use srcflow::SweepGraph;
 use std::path::PathBuf;
 
 /// Arguments of `srcflow run`.
@@ -26,6 +28,10 @@ pub struct RunArgs {
     /// Write a Chrome trace of the run (open it in ui.perfetto.dev or chrome://tracing).
     #[arg(long, value_name = "FILE")]
     trace: Option<PathBuf>,
+    /// Write the sweep graph as the run left it, with any half-batch rewrites of the memory
+    /// governor: DOT when FILE ends in .dot, else JSON.
+    #[arg(long, value_name = "FILE")]
+    graph_out: Option<PathBuf>,
     /// Print the report as JSON.
     #[arg(long)]
     json: bool,
@@ -48,11 +54,10 @@ pub fn run(args: RunArgs) -> Result<()> {
     let (graph, _) = engine.prepare(problem.shape())?;
     let output = OutputDir::create(&args.out, graph.output_kind(), graph.sites())?;
     let (report, log) = engine.run_graph_logged(&graph, &problem, &output)?;
-    if let Some(path) = &args.trace {
-        write_chrome_trace(path, &graph, &log)?;
-    }
-    if let Err(e) = output.commit() {
-        if let Some(path) = &args.trace {
+    let written =
+        write_extras(&args.trace, &args.graph_out, &graph, &log).and_then(|()| output.commit());
+    if let Err(e) = written {
+        for path in [&args.trace, &args.graph_out].into_iter().flatten() {
             let _ = std::fs::remove_file(path);
         }
         return Err(e);
@@ -65,6 +70,27 @@ pub fn run(args: RunArgs) -> Result<()> {
     } else {
         println!("{report}");
         println!("output         {}", args.out.display());
+    }
+    Ok(())
+}
+
+/// Writes the trace and the graph dump the user asked for.
+fn write_extras(
+    trace: &Option<PathBuf>,
+    graph_out: &Option<PathBuf>,
+    graph: &SweepGraph,
+    log: &RunLog,
+) -> Result<()> {
+    if let Some(path) = trace {
+        write_chrome_trace(path, graph, log)?;
+    }
+    if let Some(path) = graph_out {
+        let after = log.graph_after.as_ref().unwrap_or(graph);
+        let text = match path.extension().and_then(|e| e.to_str()) {
+            Some("dot") => after.to_dot(),
+            _ => after.to_json(),
+        };
+        write_whole(path, &text)?;
     }
     Ok(())
 }

@@ -65,8 +65,8 @@ impl DeviceRequest {
     }
 
     /// The whole output (unless a slice allocated it) plus the slice's workspace: its peak
-    /// less the inputs it shares with the other slices (its sliced inputs and its output are
-    /// copies it makes).
+    /// less the inputs it shares with the other slices (the rows it cuts from its sliced input
+    /// and its own output are copies it makes).
     fn slice(graph: &SweepGraph, task: &Task, width: usize, slot_open: bool) -> Self {
         let peak = graph
             .batch_cost(task.op, task.site, width)
@@ -74,7 +74,7 @@ impl DeviceRequest {
         let shared: u64 = task
             .inputs
             .iter()
-            .filter(|id| !id.is_batched())
+            .filter(|id| !task.slices_input(id))
             .map(|&id| graph.value_bytes(id))
             .sum();
         let mut blocks = if slot_open {

@@ -133,13 +133,16 @@ impl TaskRouter<'_> {
         }
         let rows = cols.start - within.start..cols.end - within.start;
         for (input, id) in inputs.iter_mut().zip(&task.inputs) {
-            if id.is_batched() {
+            if task.slices_input(id) {
                 *input = Arc::new(input.leading_rows(rows.clone()));
             }
         }
         let part = self.backend.compute(self.graph, task, inputs)?.remove(0);
         drop(blocks);
-        let whole = self.slots.write(output, rows.start, within.len(), &part);
+        let axis = task.op.slice_axis();
+        let whole = self
+            .slots
+            .write(output, axis, rows.start, within.len(), &part);
         Ok(whole.into_iter().collect())
     }
 }

@@ -1,12 +1,14 @@
 //! `Engine`: builds the sweep graph of a stack, runs it on a backend, and reports.
 
 mod executor;
+mod memory_report;
 mod output_slots;
 mod report;
 mod sink;
 mod source;
 mod tiering;
 
+pub use memory_report::MemoryReport;
 pub use report::{LaneUse, Report};
 pub use sink::{CoreSink, MemorySink};
 pub use source::{CoreSource, MemorySource};

@@ -2,7 +2,7 @@
 //! first slice so that joining the slices allocates nothing.
 
 use crate::device::Block;
-use crate::graph::DataId;
+use crate::graph::{DataId, SliceAxis};
 use crate::store::Value;
 use crate::tensor::Tensor;
 use std::collections::HashMap;
@@ -37,18 +37,32 @@ impl OutputSlots {
         self.lock().insert(id, slot);
     }
 
-    /// Writes `rows` into the output `id` of `total` rows from row `start`; returns the whole
-    /// output once every row is in.
-    pub fn write(&self, id: DataId, start: usize, total: usize, rows: &Tensor) -> Option<Value> {
+    /// Writes `part` into the output `id`, whose `axis` has `total` entries, from entry
+    /// `start` on; returns the whole output once every entry is in.
+    pub fn write(
+        &self,
+        id: DataId,
+        axis: SliceAxis,
+        start: usize,
+        total: usize,
+        part: &Tensor,
+    ) -> Option<Value> {
         let mut slots = self.lock();
         let slot = slots.get_mut(&id).expect("the slice opened its output");
+        let index = match axis {
+            SliceAxis::Leading => 0,
+            SliceAxis::Trailing => part.shape().len() - 1,
+        };
         let tensor = slot.tensor.get_or_insert_with(|| {
-            let mut shape = rows.shape().to_vec();
-            shape[0] = total;
+            let mut shape = part.shape().to_vec();
+            shape[index] = total;
             Tensor::zeros(shape)
         });
-        tensor.put_leading_rows(start, rows);
-        slot.written += rows.shape()[0];
+        match axis {
+            SliceAxis::Leading => tensor.put_leading_rows(start, part),
+            SliceAxis::Trailing => tensor.put_trailing_columns(start, part),
+        }
+        slot.written += part.shape()[index];
         if slot.written < total {
             return None;
         }

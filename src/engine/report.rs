@@ -1,5 +1,6 @@
 //! `Report`: what a run did — sizes, pass times, work and rate.
 
+use super::MemoryReport;
 use crate::backend::Backend;
 use crate::graph::{Lane, Op, Pass, SweepGraph};
 use crate::plan::{ByteSize, Tier};
@@ -56,6 +57,8 @@ pub struct Report {
     pub blocks_mapped: usize,
     /// Cached large blocks it unmapped to keep the process within the planned peak.
     pub blocks_released: usize,
+    /// What the memory governor did: refusals, failed allocations, releases, rewrites.
+    pub memory: MemoryReport,
 }
 
 /// What one lane did in one pass.
@@ -110,6 +113,7 @@ impl Report {
             peak_rss_bytes: peak_rss(),
             blocks_mapped: 0,
             blocks_released: 0,
+            memory: MemoryReport::of(log),
         }
     }
 }
@@ -237,7 +241,11 @@ impl fmt::Display for Report {
             f,
             "\nlarge blocks   {} mapped, {} released to stay within the plan",
             self.blocks_mapped, self.blocks_released
-        )
+        )?;
+        if !self.memory.is_quiet() {
+            write!(f, "\ndevice memory  {}", self.memory)?;
+        }
+        Ok(())
     }
 }
 

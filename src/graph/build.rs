@@ -63,8 +63,9 @@ impl SweepGraph {
 }
 
 impl SweepGraph {
-    /// Dry-run cost of an env or sketch task of `site` over `width` sketch columns (`None` for
-    /// other operations, which have no batch of columns).
+    /// Dry-run cost of an env or sketch task of `site` over `width` sketch columns, or of a
+    /// project task over `width` output rows (`None` for other operations, which have no
+    /// batch).
     pub fn batch_cost(&self, op: Op, site: usize, width: usize) -> Option<Meter> {
         let builder = Builder {
             stack: &self.stack,
@@ -75,6 +76,7 @@ impl SweepGraph {
         match op {
             Op::Env => Some(builder.env_cost(site, width)),
             Op::Sketch => Some(builder.sketch_cost(site, width)),
+            Op::Project => Some(builder.project_cost(site, width)),
             _ => None,
         }
     }
@@ -214,6 +216,16 @@ impl Builder<'_> {
         cost
     }
 
+    /// Dry-run cost of the project task of `site` over `rows` rows of its basis (output bond
+    /// columns of S).
+    fn project_cost(&self, site: usize, rows: usize) -> Meter {
+        let mut basis = self.basis(site);
+        basis.value[0] = rows;
+        let mut cost = Meter::default();
+        kernels::project(&basis, &self.cores(site), &self.proj_in(site), &mut cost);
+        cost
+    }
+
     fn push(
         &mut self,
         op: Op,
@@ -331,13 +343,7 @@ impl Builder<'_> {
                 );
             }
             self.qr(site, step);
-            let mut cost = Meter::default();
-            kernels::project(
-                &self.basis(site),
-                &self.cores(site),
-                &self.proj_in(site),
-                &mut cost,
-            );
+            let cost = self.project_cost(site, self.basis(site).value[0]);
             let mut inputs = vec![DataId::Basis { site }];
             inputs.extend(self.core_ids(site, Pass::RightToLeft));
             inputs.extend(proj_next);

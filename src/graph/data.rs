@@ -114,15 +114,6 @@ pub enum Stage {
 }
 
 impl DataId {
-    /// True for values whose leading axis is a batch of sketch columns (environments and
-    /// sketches), which half-batch nodes read and write in slices.
-    pub fn is_batched(&self) -> bool {
-        matches!(
-            self,
-            DataId::Env { .. } | DataId::Sketch { .. } | DataId::Spilled { .. }
-        )
-    }
-
     /// The tier a value of this name lives on.
     pub fn tier(&self) -> Tier {
         match self {

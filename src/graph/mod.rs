@@ -10,7 +10,7 @@ mod task;
 
 pub use build::GraphOptions;
 pub use data::{Cols, DataId, Pass, Stage};
-pub use task::{Lane, Op, Task};
+pub use task::{Lane, Op, SliceAxis, Task};
 
 use crate::train::{Kind, StackShape};
 use petgraph::stable_graph::{NodeIndex, StableDiGraph};

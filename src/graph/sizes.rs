@@ -34,7 +34,7 @@ impl SweepGraph {
     }
 
     /// Output bond left of `site` (1 at the left end).
-    fn out_bond_left(&self, site: usize) -> usize {
+    pub(super) fn out_bond_left(&self, site: usize) -> usize {
         site.checked_sub(1).map_or(1, |cut| self.out_bonds[cut])
     }
 

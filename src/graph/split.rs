@@ -1,6 +1,7 @@
-//! The half-batch rewrite: an env or sketch node becomes two nodes over half its columns each,
-//! writing their slices of the same output (what the memory governor does when a batch does not
-//! fit the device).
+//! The half-batch rewrite: an env, sketch or project node becomes two nodes over half its
+//! batch each, writing their slices of the same output (what the memory governor does when a
+//! batch does not fit the device). The batch of env and sketch tasks is their sketch columns;
+//! that of a project task is the rows of its basis, which are the columns of the S it makes.
 
 use super::{Cols, DataId, Op, SweepGraph, Task};
 use crate::error::{Error, Result};
@@ -9,9 +10,23 @@ use petgraph::visit::EdgeRef;
 use petgraph::Direction;
 
 impl SweepGraph {
-    /// True when `node` is an env or sketch task over more than one column.
+    /// The batch a half-batch rewrite splits (see the module documentation); `None` for
+    /// tasks without one.
+    pub fn batch_of(&self, task: &Task) -> Option<Cols> {
+        match task.op {
+            Op::Env | Op::Sketch => task.cols,
+            Op::Project => Some(task.cols.unwrap_or(Cols {
+                start: 0,
+                end: self.out_bond_left(task.site),
+            })),
+            _ => None,
+        }
+    }
+
+    /// True when `node` has a batch of at least two to split.
     pub fn can_split(&self, node: NodeIndex) -> bool {
-        splittable(&self.graph[node]).is_some()
+        self.batch_of(&self.graph[node])
+            .is_some_and(|cols| cols.len() > 1)
     }
 
     /// Replaces `node` by two nodes over the two halves of its columns; returns them. Both read
@@ -19,11 +34,15 @@ impl SweepGraph {
     /// [`Task::within`]), so its consumers now wait for both and read one joined value.
     pub fn split_in_halves(&mut self, node: NodeIndex) -> Result<[NodeIndex; 2]> {
         let task = self.graph[node].clone();
-        let cols = splittable(&task).ok_or_else(|| {
-            Error::Invalid(format!(
-                "task {task} cannot be split: only env and sketch tasks over 2 or more columns can"
-            ))
-        })?;
+        let cols = self
+            .batch_of(&task)
+            .filter(|cols| cols.len() > 1)
+            .ok_or_else(|| {
+                Error::Invalid(format!(
+                    "task {task} cannot be split: only env, sketch and project tasks with a \
+                     batch of 2 or more can"
+                ))
+            })?;
         let edges = |direction| -> Vec<(NodeIndex, DataId)> {
             self.graph
                 .edges_directed(node, direction)
@@ -68,12 +87,6 @@ impl SweepGraph {
         }
         Ok(nodes)
     }
-}
-
-/// The columns of `task` when it is an env or sketch task over at least two.
-fn splittable(task: &Task) -> Option<Cols> {
-    let batched = matches!(task.op, Op::Env | Op::Sketch);
-    task.cols.filter(|cols| batched && cols.len() > 1)
 }
 
 #[cfg(test)]

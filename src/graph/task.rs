@@ -73,6 +73,25 @@ impl Op {
     }
 }
 
+/// The axis along which a half-batch node's output slice lies in the whole output.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SliceAxis {
+    /// The first axis (sketch columns of environments and sketches).
+    Leading,
+    /// The last axis (output bond columns of S).
+    Trailing,
+}
+
+impl Op {
+    /// Where a half-batch node of this operation writes its slice of the output.
+    pub fn slice_axis(&self) -> SliceAxis {
+        match self {
+            Op::Project => SliceAxis::Trailing,
+            _ => SliceAxis::Leading,
+        }
+    }
+}
+
 /// The lane (worker queue) a task runs on.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 pub enum Lane {
@@ -144,6 +163,19 @@ pub struct Task {
     /// Position in the sweep (left-to-right sites, then right-to-left sites): its priority.
     /// Spills carry the step of the env they follow, fetches the step of the sketch they feed.
     pub step: usize,
+}
+
+impl Task {
+    /// True when a half-batch node of this task reads only its rows of input `id` (the
+    /// environment of env and sketch tasks, the basis of project tasks), cut along the first
+    /// axis.
+    pub fn slices_input(&self, id: &DataId) -> bool {
+        match self.op {
+            Op::Env | Op::Sketch => matches!(id, DataId::Env { .. } | DataId::Spilled { .. }),
+            Op::Project => matches!(id, DataId::Basis { .. }),
+            _ => false,
+        }
+    }
 }
 
 impl fmt::Display for Task {

@@ -453,7 +453,8 @@ impl Dispatcher {
         let task = &self.graph.graph[node].clone();
         self.finished[node.index()] = true;
         self.store.finish(task, outputs);
-        self.log.sample_memory(self.store.in_use());
+        self.log
+            .sample_memory(self.store.in_use(), self.governor.pool_usage());
         self.release_fetched(task);
         if task.lane == Lane::Compute {
             self.compute_left.remove(&(task.step, node.index()));

@@ -99,6 +99,11 @@ impl Governor {
         }
     }
 
+    /// The device's pool now.
+    pub(super) fn pool_usage(&self) -> crate::device::PoolUsage {
+        self.pool.usage()
+    }
+
     /// True while a compute task waits for memory: prefetches and read-ahead pause meanwhile.
     pub(super) fn reclaiming(&self) -> bool {
         !self.refused.is_empty()
@@ -127,9 +132,20 @@ impl Governor {
         if request.blocks.is_empty() {
             return Admission::Run;
         }
-        let width = task.cols.filter(|_| graph.can_split(node)).map(|c| c.len());
+        let width = graph
+            .batch_of(task)
+            .filter(|_| graph.can_split(node))
+            .map(|c| c.len());
         if let (Some(width), Some(&finest)) = (width, self.finest.get(&task.op)) {
             if width > finest {
+                self.event(
+                    at,
+                    MemoryEventKind::Rewritten,
+                    task,
+                    request.total(),
+                    0.0,
+                    false,
+                );
                 return Admission::Split;
             }
         }
@@ -138,12 +154,12 @@ impl Governor {
                 return Admission::Run;
             }
         } else {
-            if let Some(admission) = self.admit_compute(graph, task, width, &request) {
+            if let Some(admission) = self.admit_compute(graph, task, width, &request, at) {
                 return admission;
             }
             if self.may_release() {
                 self.release(at, task);
-                if let Some(admission) = self.admit_compute(graph, task, width, &request) {
+                if let Some(admission) = self.admit_compute(graph, task, width, &request, at) {
                     return admission;
                 }
             }
@@ -161,13 +177,15 @@ impl Governor {
         Admission::Wait
     }
 
-    /// Run when the whole request fits, split when some narrower batch does.
+    /// Run when the whole request fits, split when some narrower batch does (the refusal of
+    /// the whole and the rewrite are recorded).
     fn admit_compute(
         &mut self,
         graph: &SweepGraph,
         task: &Task,
         width: Option<usize>,
         request: &DeviceRequest,
+        at: f64,
     ) -> Option<Admission> {
         if self.pool.fits(&request.blocks) {
             return Some(Admission::Run);
@@ -178,6 +196,9 @@ impl Governor {
             let smaller = DeviceRequest::at_width(graph, task, w, open)?;
             if self.pool.fits(&smaller.blocks) {
                 self.remember(task.op, w);
+                let total = request.total();
+                self.event(at, MemoryEventKind::Refused, task, total, 0.0, false);
+                self.event(at, MemoryEventKind::Rewritten, task, total, 0.0, false);
                 return Some(Admission::Split);
             }
         }
@@ -254,7 +275,7 @@ impl Governor {
             return Ok(Recovery::Retry);
         }
         if !self.pool.fits(&request.blocks) {
-            let width = task.cols.map_or(1, |c| c.len());
+            let width = graph.batch_of(task).map_or(1, |c| c.len());
             self.remember(task.op, width / 2);
         }
         self.event(

@@ -2,6 +2,7 @@
 
 use super::stall::{StallCause, StallSpell};
 use super::{GovernorLog, Stalls};
+use crate::device::PoolUsage;
 use crate::graph::{Cols, Lane, Op, Pass, SweepGraph, Task};
 use crate::store::TierBytes;
 use petgraph::stable_graph::NodeIndex;
@@ -22,6 +23,8 @@ pub struct TaskEvent {
     pub step: usize,
     /// The sketch columns it covered (env, sketch, spill and fetch tasks).
     pub cols: Option<Cols>,
+    /// For a half-batch node, the columns of the whole output it wrote a slice of.
+    pub within: Option<Cols>,
     /// Seconds from the start of the run to the start of the task.
     pub start: f64,
     /// Seconds from the start of the run to the end of the task.
@@ -39,6 +42,8 @@ pub struct MemorySample {
     pub at: f64,
     /// Bytes per tier then.
     pub held: TierBytes,
+    /// The device's pool then.
+    pub pool: PoolUsage,
 }
 
 /// The finished tasks of one run, in completion order.
@@ -96,10 +101,10 @@ impl RunLog {
             .collect();
     }
 
-    /// Records what each tier holds now.
-    pub fn sample_memory(&mut self, held: TierBytes) {
+    /// Records what each tier and the device's pool hold now.
+    pub fn sample_memory(&mut self, held: TierBytes, pool: PoolUsage) {
         let at = self.origin.elapsed().as_secs_f64();
-        self.memory.push(MemorySample { at, held });
+        self.memory.push(MemorySample { at, held, pool });
     }
 
     /// Records that `task` ran from `start` to `end`.
@@ -112,6 +117,7 @@ impl RunLog {
             site: task.site,
             step: task.step,
             cols: task.cols,
+            within: task.within,
             start: secs(start),
             end: secs(end),
             flops: task.flops,

@@ -121,6 +121,18 @@ impl Tensor {
         self.data[start * row..start * row + rows.data.len()].copy_from_slice(&rows.data);
     }
 
+    /// Overwrites the entries of the last axis from `start` on with `columns` (same leading
+    /// shape).
+    pub fn put_trailing_columns(&mut self, start: usize, columns: &Tensor) {
+        let last = self.shape.len() - 1;
+        debug_assert_eq!(self.shape[..last], columns.shape[..last]);
+        let (total, width) = (self.shape[last], columns.shape[last]);
+        for (row, part) in columns.data.chunks_exact(width).enumerate() {
+            let at = row * total + start;
+            self.data[at..at + width].copy_from_slice(part);
+        }
+    }
+
     /// Position of the first element that is NaN or infinite, if any.
     pub fn first_non_finite(&self) -> Option<usize> {
         self.data

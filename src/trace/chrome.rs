@@ -4,7 +4,9 @@
 //! io, disk-write, disk-read); a track per lane with a complete event per task; counter tracks
 //! for the bytes each tier holds and the bytes in flight on the copy and disk lanes; flow
 //! arrows from the input that a task waited for to the task; the compute lane's idle spells on
-//! a track of their own, named by what compute waited for.
+//! a track of their own, named by what compute waited for; the device pool's reserved and
+//! allocated bytes; and instant events on the compute track for what the memory governor did
+//! (admission refusals, failed allocations, cache releases, half-batch rewrites).
 
 use super::write_whole;
 use crate::error::Result;
@@ -41,13 +43,16 @@ fn micros(seconds: f64) -> f64 {
 }
 
 /// The trace of `log`, the run of `graph`, as a Trace Event Format object.
+/// Nodes split by the memory governor are taken from the graph as the run left it.
 pub fn chrome_trace(graph: &SweepGraph, log: &RunLog) -> Value {
+    let graph = log.graph_after.as_ref().unwrap_or(graph);
     let mut events = names();
     let mut timed: Vec<Value> = log.events.iter().map(|e| slice(graph, e)).collect();
     timed.extend(waits(log));
     timed.extend(memory_counters(log));
     timed.extend(in_flight_counter(log));
     timed.extend(flows(graph, log));
+    timed.extend(governor_events(log));
     timed.sort_by(|a, b| {
         a["ts"]
             .as_f64()
@@ -93,6 +98,9 @@ fn slice(graph: &SweepGraph, event: &TaskEvent) -> Value {
     if let Some(cols) = event.cols {
         args["cols"] = json!(format!("{cols}"));
     }
+    if let Some(within) = event.within {
+        args["half-batch of"] = json!(format!("{within}"));
+    }
     if event.bytes > 0 {
         args["bytes"] = json!(event.bytes);
     }
@@ -131,7 +139,25 @@ fn memory_counters(log: &RunLog) -> Vec<Value> {
                        "args": {"device bytes": s.held.device}}),
                 json!({"ph": "C", "name": "memory", "ts": ts, "pid": HOST, "tid": 0,
                        "args": {"host bytes": s.held.host, "disk bytes": s.held.disk}}),
+                json!({"ph": "C", "name": "device pool", "ts": ts, "pid": DEVICE, "tid": 0,
+                       "args": {"reserved bytes": s.pool.reserved,
+                                "allocated bytes": s.pool.allocated}}),
             ]
+        })
+        .collect()
+}
+
+/// What the memory governor did, as instant events on the device's compute track.
+fn governor_events(log: &RunLog) -> Vec<Value> {
+    let (pid, tid) = track(Lane::Compute);
+    log.governor
+        .events
+        .iter()
+        .map(|e| {
+            json!({"ph": "i", "s": "t", "name": e.kind.name(), "cat": "memory",
+                   "ts": micros(e.at), "pid": pid, "tid": tid,
+                   "args": {"task": e.task, "bytes": e.bytes, "seconds": e.seconds,
+                            "injected": e.injected}})
         })
         .collect()
 }
