@@ -5,18 +5,8 @@ mod common;
 use common::*;
 use srcflow::io::write_stack;
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Command;
 use std::time::{Duration, Instant};
-
-fn srcflow(args: &[&str]) -> Command {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_srcflow"));
-    command.args(args);
-    command
-}
-
-fn stderr(output: &Output) -> String {
-    String::from_utf8_lossy(&output.stderr).into_owned()
-}
 
 /// The problem written to `dir/problem`, and budgets that put half its environments on disk.
 fn problem_on_disk(dir: &Path) -> (String, String, String) {

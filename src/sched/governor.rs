@@ -250,8 +250,14 @@ impl Governor {
             injected,
         );
         if self.failures_in_a_row > WATCHDOG_ATTEMPTS {
+            let last = if injected {
+                ", the last injected by --inject-oom"
+            } else {
+                ""
+            };
             let why = format!(
-                " (watchdog: {WATCHDOG_ATTEMPTS} allocations failed in a row with no task completing)"
+                " (watchdog: {WATCHDOG_ATTEMPTS} allocations failed in a row with no task \
+                 completing{last})"
             );
             return Err(out_of_memory(
                 task,
@@ -349,8 +355,8 @@ impl Governor {
         self.recovery_s + 2.0 * cost <= self.recovery_budget * self.compute_s
     }
 
-    /// Releases the pool's cache; the bytes it gave back.
-    fn release(&mut self, at: f64, task: &Task) -> u64 {
+    /// Releases the pool's cache on behalf of `task`; the bytes it gave back.
+    fn release(&mut self, at: f64, task: &dyn std::fmt::Display) -> u64 {
         let start = Instant::now();
         let freed = self.pool.release_cache();
         let seconds = start.elapsed().as_secs_f64();
@@ -378,5 +384,45 @@ impl Governor {
             seconds,
             injected,
         });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::device::{PoolConfig, SimulatedPool};
+
+    /// Leaves 1 MiB cached in `pool`.
+    fn cache(pool: &SimulatedPool) {
+        drop(pool.allocate(1 << 20).unwrap());
+    }
+
+    #[test]
+    fn the_first_release_is_free_and_later_ones_must_fit_the_budget() {
+        let pool = Arc::new(SimulatedPool::new(PoolConfig {
+            capacity: Some(64 << 20),
+            ..PoolConfig::default()
+        }));
+        let mut governor = Governor::new(pool.clone(), 0.05, CapacitySchedule::default());
+        assert!(
+            !governor.may_release(),
+            "nothing cached, nothing to release"
+        );
+        cache(&pool);
+        assert!(governor.may_release(), "the first release is free");
+        assert_eq!(governor.release(0.0, &"test"), 1 << 20);
+        (governor.release_s, governor.recovery_s) = (1e-3, 1e-3);
+        cache(&pool);
+        assert!(!governor.may_release(), "no compute done, no budget");
+        governor.compute_s = 0.05;
+        assert!(
+            !governor.may_release(),
+            "2.5 ms of budget: 1 ms spent, 2 ms needed"
+        );
+        governor.compute_s = 0.06;
+        assert!(
+            governor.may_release(),
+            "3 ms: one release and a reserve for the next"
+        );
     }
 }

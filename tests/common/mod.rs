@@ -3,11 +3,17 @@
 // Each test binary compiles this module and uses only part of it.
 #![allow(dead_code)]
 
+mod trace_format;
+
+#[allow(unused_imports)]
+pub use trace_format::{check_trace, TraceParts};
+
 use srcflow::engine::Tiering;
 use srcflow::gen::{generate, ProblemKind, ProblemSpec};
 use srcflow::plan::{Budgets, Plan, Tier};
 use srcflow::{Engine, Options, Stack};
 use std::path::Path;
+use std::process::{Command, Output};
 
 pub const CHI_OUT: usize = 32;
 pub const PLENTY: u64 = 1 << 40;
@@ -99,4 +105,16 @@ pub fn assert_empty(dir: &Path) {
         .map(|e| e.unwrap().path())
         .collect();
     assert!(left.is_empty(), "scratch left behind: {left:?}");
+}
+
+/// The srcflow binary with `args`.
+pub fn srcflow(args: &[&str]) -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_srcflow"));
+    command.args(args);
+    command
+}
+
+/// A finished command's standard error, as text.
+pub fn stderr(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
 }

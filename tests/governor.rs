@@ -1,0 +1,146 @@
+//! The memory governor: injected allocation failures, a fragmented device and a device that
+//! shrinks mid-run all end with the fault-free result (bitwise, where no slice is narrower
+//! than two columns) and an empty scratch directory; what cannot fit is a clear error.
+
+mod common;
+
+use common::*;
+use srcflow::device::{CapacitySchedule, DeviceOptions};
+use srcflow::engine::Tiering;
+use srcflow::ops::distance;
+use srcflow::{Engine, Error, Report, Stack, Train};
+use std::path::Path;
+
+const MIB: u64 = 1 << 20;
+
+/// An engine with `device` and `host` budgets whose device has the faults in `device_options`.
+fn faulty(device: u64, host: u64, scratch: &Path, device_options: DeviceOptions) -> Engine {
+    let tiering = Tiering {
+        device: device_options,
+        ..Tiering::default()
+    };
+    engine_with(device, host, scratch, None, tiering)
+}
+
+fn run(engine: &Engine, stack: &Stack) -> (Train, Report) {
+    engine.run(stack).unwrap()
+}
+
+#[test]
+fn injected_failures_leave_the_result_and_the_scratch_as_they_were() {
+    let stack = problem();
+    let scratch = tempfile::tempdir().unwrap();
+    let (device, host) = budgets_for_every_tier(&stack, scratch.path(), None);
+    let (reference, _) = run(&engine(device, host, scratch.path(), None), &stack);
+    let mut failures = 0;
+    for (rate, seed) in [
+        (0.05, 1),
+        (0.1, 2),
+        (0.2, 3),
+        (0.15, 4),
+        (0.2, 5),
+        (0.08, 6),
+    ] {
+        let options = DeviceOptions {
+            inject_oom: Some(srcflow::device::OomFault::new(rate, seed).unwrap()),
+            ..DeviceOptions::default()
+        };
+        let (out, report) = run(&faulty(device, host, scratch.path(), options), &stack);
+        let d = distance(&out, &reference).unwrap();
+        assert!(d <= 1e-12, "rate {rate} seed {seed}: distance {d:e}");
+        assert_empty(scratch.path());
+        let memory = &report.memory;
+        assert_eq!(memory.injected, memory.out_of_memory, "nothing else failed");
+        assert!(memory.rewrites + memory.retries >= memory.out_of_memory);
+        failures += memory.injected;
+    }
+    assert!(
+        failures >= 6,
+        "only {failures} injected failures in six runs"
+    );
+}
+
+#[test]
+fn a_fragmented_device_completes_through_rewrites_with_the_same_bits() {
+    let stack = problem();
+    let scratch = tempfile::tempdir().unwrap();
+    let (reference, plain) = run(&engine(4 * MIB, PLENTY, scratch.path(), None), &stack);
+    assert!(plain.memory.is_quiet());
+    let options = DeviceOptions {
+        fragment: Some(MIB / 4),
+        ..DeviceOptions::default()
+    };
+    let (out, report) = run(&faulty(4 * MIB, PLENTY, scratch.path(), options), &stack);
+    let memory = &report.memory;
+    assert!(memory.refusals > 0 && memory.rewrites > 0, "{memory}");
+    assert_eq!(memory.out_of_memory, 0, "admission saw it coming: {memory}");
+    assert!(
+        memory.finest_batch.values().all(|&cols| cols >= 2),
+        "{memory}"
+    );
+    assert!(
+        out.cores() == reference.cores(),
+        "slices of 2 or more columns sum in the same order as the whole batch"
+    );
+}
+
+#[test]
+fn a_device_that_shrinks_mid_run_completes_with_smaller_batches() {
+    let stack = problem();
+    let scratch = tempfile::tempdir().unwrap();
+    let device = device_budget_with_host_tier(&stack, scratch.path(), None) / 2;
+    let (reference, _) = run(&engine(device, PLENTY, scratch.path(), None), &stack);
+    let shrunk = device * 8 / 10;
+    let options = DeviceOptions {
+        capacity_schedule: format!("{shrunk}B@10").parse::<CapacitySchedule>().unwrap(),
+        ..DeviceOptions::default()
+    };
+    let (out, report) = run(&faulty(device, PLENTY, scratch.path(), options), &stack);
+    assert!(report.memory.rewrites > 0, "{}", report.memory);
+    let d = distance(&out, &reference).unwrap();
+    assert!(d <= 1e-12, "distance {d:e}");
+}
+
+#[test]
+fn a_task_that_cannot_fit_even_one_column_is_a_clear_error() {
+    let stack = problem();
+    let scratch = tempfile::tempdir().unwrap();
+    let (device, host) = budgets_for_every_tier(&stack, scratch.path(), None);
+    let options = DeviceOptions {
+        fragment: Some(16 << 10),
+        ..DeviceOptions::default()
+    };
+    let err = faulty(device.max(4 * MIB), host, scratch.path(), options)
+        .run(&stack)
+        .unwrap_err();
+    assert!(matches!(err, Error::OutOfMemory { .. }), "{err:?}");
+    let message = err.to_string();
+    for part in [
+        "out of device memory",
+        "site",
+        "kernel",
+        "needs",
+        "free",
+        "capacity",
+    ] {
+        assert!(message.contains(part), "'{part}' missing from: {message}");
+    }
+    assert_empty(scratch.path());
+}
+
+#[test]
+fn failing_every_allocation_stops_at_the_watchdog() {
+    let stack = problem();
+    let scratch = tempfile::tempdir().unwrap();
+    let options = DeviceOptions {
+        inject_oom: Some(srcflow::device::OomFault::new(1.0, 0).unwrap()),
+        ..DeviceOptions::default()
+    };
+    let err = faulty(4 * MIB, PLENTY, scratch.path(), options)
+        .run(&stack)
+        .unwrap_err();
+    let message = err.to_string();
+    assert!(message.contains("watchdog"), "{message}");
+    assert!(message.contains("injected"), "{message}");
+    assert_empty(scratch.path());
+}
