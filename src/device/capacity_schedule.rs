@@ -20,7 +20,7 @@ impl CapacitySchedule {
             .iter()
             .take_while(|(at, _)| *at <= step)
             .count();
-        let last = self.changes.drain(..due).last();
+        let last = self.changes.drain(..due).next_back();
         last.map(|(_, bytes)| bytes)
     }
 }

@@ -61,8 +61,6 @@ impl PoolUsage {
 /// Why an allocation failed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct OutOfMemory {
-    /// Bytes asked for.
-    pub requested: u64,
     /// The pool then.
     pub usage: PoolUsage,
     /// True when `--inject-oom` made it fail.

@@ -80,7 +80,6 @@ impl MemoryPool for SimulatedPool {
         let size = round_up(bytes.max(1), ROUND);
         let mut state = self.state();
         let fail = |state: &PoolState, injected| OutOfMemory {
-            requested: bytes,
             usage: state.usage(),
             injected,
         };
