@@ -94,6 +94,7 @@ mod tests {
     use crate::graph::{GraphOptions, Op, SweepGraph};
     use crate::train::{LayerShape, StackShape};
     use crate::Kind;
+    use petgraph::stable_graph::NodeIndex;
     use petgraph::Direction;
 
     /// The graph of compressing a 5-site MPS of bond 4 to χ̄ = 8 in one batch.
@@ -114,14 +115,15 @@ mod tests {
         SweepGraph::build(&stack, &options).unwrap()
     }
 
+    /// The first node whose task `pick` selects.
+    fn node(g: &SweepGraph, pick: impl Fn(&crate::graph::Task) -> bool) -> NodeIndex {
+        g.graph.node_indices().find(|&n| pick(&g.graph[n])).unwrap()
+    }
+
     #[test]
     fn halves_share_inputs_and_consumers_and_split_the_flops() {
         let mut g = graph();
-        let env = g
-            .graph
-            .node_indices()
-            .find(|&n| g.graph[n].op == Op::Env && g.graph[n].site == 1)
-            .unwrap();
+        let env = node(&g, |t| t.op == Op::Env && t.site == 1);
         let (flops, preds, succs) = (
             g.graph[env].flops,
             g.graph.neighbors_directed(env, Direction::Incoming).count(),
@@ -157,11 +159,7 @@ mod tests {
     #[test]
     fn only_batched_tasks_split() {
         let mut g = graph();
-        let qr = g
-            .graph
-            .node_indices()
-            .find(|&n| g.graph[n].op == Op::Qr)
-            .unwrap();
+        let qr = node(&g, |t| t.op == Op::Qr);
         assert!(!g.can_split(qr));
         let err = g.split_in_halves(qr).unwrap_err().to_string();
         assert!(err.contains("qr"), "{err}");

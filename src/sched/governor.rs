@@ -113,7 +113,7 @@ impl Governor {
     pub(super) fn on_frontier(&mut self, step: usize, at: f64) {
         if let Some(bytes) = self.schedule.due(step) {
             self.pool.set_capacity(bytes);
-            self.event(at, MemoryEventKind::Capacity, &"", bytes, 0.0, false);
+            self.event(at, MemoryEventKind::Capacity, &"", bytes);
         }
     }
 
@@ -138,14 +138,7 @@ impl Governor {
             .map(|c| c.len());
         if let (Some(width), Some(&finest)) = (width, self.finest.get(&task.op)) {
             if width > finest {
-                self.event(
-                    at,
-                    MemoryEventKind::Rewritten,
-                    task,
-                    request.total(),
-                    0.0,
-                    false,
-                );
+                self.event(at, MemoryEventKind::Rewritten, task, request.total());
                 return Admission::Split;
             }
         }
@@ -165,14 +158,7 @@ impl Governor {
             }
         }
         if self.refused.insert(node.index()) {
-            self.event(
-                at,
-                MemoryEventKind::Refused,
-                task,
-                request.total(),
-                0.0,
-                false,
-            );
+            self.event(at, MemoryEventKind::Refused, task, request.total());
         }
         Admission::Wait
     }
@@ -197,8 +183,8 @@ impl Governor {
             if self.pool.fits(&smaller.blocks) {
                 self.remember(task.op, w);
                 let total = request.total();
-                self.event(at, MemoryEventKind::Refused, task, total, 0.0, false);
-                self.event(at, MemoryEventKind::Rewritten, task, total, 0.0, false);
+                self.event(at, MemoryEventKind::Refused, task, total);
+                self.event(at, MemoryEventKind::Rewritten, task, total);
                 return Some(Admission::Split);
             }
         }
@@ -241,14 +227,9 @@ impl Governor {
         let request = self.request(graph, task);
         self.failures_in_a_row += 1;
         self.recovery_s += seconds;
-        self.event(
-            at,
-            MemoryEventKind::OutOfMemory,
-            task,
-            request.total(),
-            seconds,
-            injected,
-        );
+        let event = self.event(at, MemoryEventKind::OutOfMemory, task, request.total());
+        event.seconds = seconds;
+        event.injected = injected;
         if self.failures_in_a_row > WATCHDOG_ATTEMPTS {
             let last = if injected {
                 ", the last injected by --inject-oom"
@@ -270,28 +251,16 @@ impl Governor {
             self.release(at, task);
         }
         if !graph.can_split(node) {
-            self.event(
-                at,
-                MemoryEventKind::Retried,
-                task,
-                request.total(),
-                0.0,
-                injected,
-            );
+            self.event(at, MemoryEventKind::Retried, task, request.total())
+                .injected = injected;
             return Ok(Recovery::Retry);
         }
         if !self.pool.fits(&request.blocks) {
             let width = graph.batch_of(task).map_or(1, |c| c.len());
             self.remember(task.op, width / 2);
         }
-        self.event(
-            at,
-            MemoryEventKind::Rewritten,
-            task,
-            request.total(),
-            0.0,
-            injected,
-        );
+        self.event(at, MemoryEventKind::Rewritten, task, request.total())
+            .injected = injected;
         Ok(Recovery::Split)
     }
 
@@ -363,27 +332,29 @@ impl Governor {
         self.releases += 1;
         self.release_s += seconds;
         self.recovery_s += seconds;
-        self.event(at, MemoryEventKind::Released, task, freed, seconds, false);
+        self.event(at, MemoryEventKind::Released, task, freed)
+            .seconds = seconds;
         freed
     }
 
+    /// Records an event of `kind` about `task` at `at`, for `bytes`; the caller may fill in
+    /// its cost and whether it was injected.
     fn event(
         &mut self,
         at: f64,
         kind: MemoryEventKind,
         task: &dyn std::fmt::Display,
         bytes: u64,
-        seconds: f64,
-        injected: bool,
-    ) {
+    ) -> &mut MemoryEvent {
         self.events.push(MemoryEvent {
             at,
             kind,
             task: task.to_string(),
             bytes,
-            seconds,
-            injected,
+            seconds: 0.0,
+            injected: false,
         });
+        self.events.last_mut().expect("just pushed")
     }
 }
 
