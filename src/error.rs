@@ -42,9 +42,9 @@ pub enum Error {
     /// A numerical routine failed (for example an SVD that did not converge).
     #[error("{0}")]
     Numeric(String),
-    /// A task could not get the device memory it needs, even after the memory governor released
-    /// the pool's cache and split the task down to its smallest batch.
-    #[error("out of device memory in {task} (site {site}, {kernel} kernel): needs {needed} more, {available}{why}")]
+    /// A task could not get the device memory it needs: an allocation failed (which the memory
+    /// governor recovers from), or the governor gave up (`why` says why).
+    #[error("out of device memory in {task} (site {site}, {kernel} kernel): needs {needed}, {available}{why}")]
     OutOfMemory {
         /// The task, with its columns.
         task: String,

@@ -19,7 +19,8 @@ pub struct DeviceArgs {
     /// Change the device's capacity when compute reaches a sweep step: 32MiB@10,16MiB@40.
     #[arg(long, value_name = "SIZE@STEP,…")]
     shrink_device: Option<CapacitySchedule>,
-    /// Cache releases after the first may cost at most this fraction of the compute time done.
+    /// Recovery may cost this fraction of the compute time done before releases after the
+    /// first are skipped.
     #[arg(long, value_name = "FRACTION", default_value_t = 0.05)]
     recovery_budget: f64,
 }

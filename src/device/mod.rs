@@ -49,6 +49,8 @@ pub struct PoolUsage {
     pub cached: u64,
     /// The largest cached block: the biggest request the cache alone can serve.
     pub largest_cached: u64,
+    /// Bytes of wholly unused segments: what a release would give back.
+    pub releasable: u64,
 }
 
 impl PoolUsage {

@@ -12,8 +12,8 @@ pub struct DeviceOptions {
     pub inject_oom: Option<OomFault>,
     /// Changes the device's capacity at given sweep steps (`--shrink-device`).
     pub capacity_schedule: CapacitySchedule,
-    /// Cache releases after the first may cost at most this fraction of the compute time done
-    /// so far (`--recovery-budget`, 0.05 by default).
+    /// Recovery may cost this fraction of the compute time done so far before cache releases
+    /// after the first are skipped (`--recovery-budget`, 0.05 by default).
     pub recovery_budget: f64,
 }
 

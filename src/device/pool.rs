@@ -14,6 +14,8 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 /// Every block is a multiple of this many bytes.
 const ROUND: u64 = 512;
+/// The most segments `--fragment` may cut the device into.
+const MAX_FRAGMENTS: u64 = 1 << 16;
 
 /// How to set up a simulated device.
 #[derive(Clone, Debug, Default)]
@@ -36,6 +38,7 @@ pub struct SimulatedPool {
 /// Segments by id, and the device's capacity.
 struct PoolState {
     capacity: u64,
+    reserved: u64,
     segments: BTreeMap<u64, Segment>,
     next_segment: u64,
 }
@@ -54,20 +57,31 @@ struct Piece {
 }
 
 impl SimulatedPool {
-    /// A pool for a device set up by `config`.
-    pub fn new(config: PoolConfig) -> Self {
+    /// A pool for a device set up by `config`; fails when a fragmented device has no
+    /// capacity or would be cut into more than 65536 segments.
+    pub fn new(config: PoolConfig) -> crate::Result<Self> {
         let mut state = PoolState {
             capacity: config.capacity.unwrap_or(u64::MAX),
+            reserved: 0,
             segments: BTreeMap::new(),
             next_segment: 0,
         };
-        if let (Some(piece), Some(_)) = (config.fragment, config.capacity) {
-            state.fragment(round_up(piece.max(4 * ROUND), ROUND));
+        if let Some(piece) = config.fragment {
+            let piece = round_up(piece.max(4 * ROUND), ROUND);
+            let segments = config.capacity.map(|c| c / piece);
+            if segments.is_none_or(|n| n > MAX_FRAGMENTS) {
+                return Err(crate::Error::Invalid(format!(
+                    "--fragment {piece} would cut the device into {} segments; at most \
+                     {MAX_FRAGMENTS}: give a larger size or a smaller --device-memory",
+                    segments.map_or("unlimited".into(), |n| n.to_string())
+                )));
+            }
+            state.fragment(piece);
         }
-        SimulatedPool {
+        Ok(SimulatedPool {
             state: Arc::new(Mutex::new(state)),
             fault: config.fault,
-        }
+        })
     }
 
     fn state(&self) -> MutexGuard<'_, PoolState> {
@@ -97,10 +111,8 @@ impl MemoryPool for SimulatedPool {
     fn fits(&self, bytes: &[u64]) -> bool {
         let state = self.state();
         let mut cached: Vec<u64> = state.free_pieces().collect();
-        let mut free = state.capacity.saturating_sub(state.reserved());
-        let mut wanted: Vec<u64> = bytes.iter().map(|&b| round_up(b.max(1), ROUND)).collect();
-        wanted.sort_unstable_by(|a, b| b.cmp(a));
-        for size in wanted {
+        let mut free = state.capacity.saturating_sub(state.reserved);
+        for size in bytes.iter().map(|&b| round_up(b.max(1), ROUND)) {
             let smallest = |limit: u64| {
                 (0..cached.len())
                     .filter(|&i| cached[i] >= size && cached[i] <= limit)
@@ -124,14 +136,16 @@ impl MemoryPool for SimulatedPool {
         let unused: Vec<u64> = state
             .segments
             .iter()
-            .filter(|(_, s)| s.pieces.values().all(|p| !p.used))
+            .filter(|(_, s)| s.is_unused())
             .map(|(&id, _)| id)
             .collect();
-        unused
+        let freed = unused
             .into_iter()
             .filter_map(|id| state.segments.remove(&id))
             .map(|s| s.size)
-            .sum()
+            .sum();
+        state.reserved -= freed;
+        freed
     }
 
     fn set_capacity(&self, bytes: u64) {
@@ -144,10 +158,6 @@ impl MemoryPool for SimulatedPool {
 }
 
 impl PoolState {
-    fn reserved(&self) -> u64 {
-        self.segments.values().map(|s| s.size).sum()
-    }
-
     fn free_pieces(&self) -> impl Iterator<Item = u64> + '_ {
         self.segments
             .values()
@@ -157,14 +167,15 @@ impl PoolState {
     }
 
     fn usage(&self) -> PoolUsage {
-        let reserved = self.reserved();
         let cached: u64 = self.free_pieces().sum();
+        let unused = self.segments.values().filter(|s| s.is_unused());
         PoolUsage {
             capacity: self.capacity,
-            reserved,
-            allocated: reserved - cached,
+            reserved: self.reserved,
+            allocated: self.reserved - cached,
             cached,
             largest_cached: self.free_pieces().max().unwrap_or(0),
+            releasable: unused.map(|s| s.size).sum(),
         }
     }
 
@@ -197,9 +208,10 @@ impl PoolState {
 
     /// A new segment of `size` bytes, if the device has them.
     fn reserve(&mut self, size: u64) -> Option<u64> {
-        if self.capacity.saturating_sub(self.reserved()) < size {
+        if self.capacity.saturating_sub(self.reserved) < size {
             return None;
         }
+        self.reserved += size;
         let id = self.next_segment;
         self.next_segment += 1;
         let free = Piece { size, used: false };
@@ -231,6 +243,11 @@ impl PoolState {
 }
 
 impl Segment {
+    /// True when no block of it is in use.
+    fn is_unused(&self) -> bool {
+        self.pieces.values().all(|p| !p.used)
+    }
+
     /// Marks `size` bytes at the start of the free piece at `offset` as used.
     fn cut(&mut self, offset: u64, size: u64) {
         let piece = self.pieces[&offset];
@@ -292,6 +309,7 @@ mod tests {
             fragment,
             fault: None,
         })
+        .unwrap()
     }
 
     #[test]
@@ -335,7 +353,25 @@ mod tests {
         assert!(!pool.fits(&[3 * MIB]), "no piece holds 3 MiB");
         assert!(pool.allocate(3 * MIB).is_err());
         assert!(pool.fits(&[MIB, MIB, MIB]));
+        assert_eq!(pool.usage().releasable, 0);
         assert_eq!(pool.release_cache(), 0, "pinned segments stay");
+    }
+
+    #[test]
+    fn fragmenting_needs_a_capacity_and_not_too_many_segments() {
+        let unlimited = PoolConfig {
+            fragment: Some(MIB),
+            ..PoolConfig::default()
+        };
+        assert!(SimulatedPool::new(unlimited).is_err());
+        let err = SimulatedPool::new(PoolConfig {
+            capacity: Some(1 << 40),
+            fragment: Some(4096),
+            fault: None,
+        })
+        .err()
+        .unwrap();
+        assert!(err.to_string().contains("--fragment"), "{err}");
     }
 
     #[test]

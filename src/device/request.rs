@@ -21,10 +21,8 @@ impl DeviceRequest {
                 blocks: vec![task.moved_bytes],
             },
             Op::WriteSite | Op::Spill { .. } | Op::Fetch { .. } => DeviceRequest::default(),
-            _ => match (task.within, task.cols) {
-                (Some(_), Some(cols)) => Self::slice(graph, task, cols.len(), slot_open),
-                _ => Self::whole(graph, task),
-            },
+            _ if task.within.is_some() => Self::slice(graph, task, task.peak_bytes, slot_open),
+            _ => Self::whole(graph, task),
         }
     }
 
@@ -36,8 +34,8 @@ impl DeviceRequest {
         width: usize,
         slot_open: bool,
     ) -> Option<Self> {
-        graph.batch_cost(task.op, task.site, width)?;
-        Some(Self::slice(graph, task, width, slot_open))
+        let peak = graph.batch_cost(task.op, task.site, width)?.peak_bytes;
+        Some(Self::slice(graph, task, peak, slot_open))
     }
 
     /// Bytes of all blocks.
@@ -64,13 +62,10 @@ impl DeviceRequest {
         request
     }
 
-    /// The whole output (unless a slice allocated it) plus the slice's workspace: its peak
-    /// less the inputs it shares with the other slices (the rows it cuts from its sliced input
-    /// and its own output are copies it makes).
-    fn slice(graph: &SweepGraph, task: &Task, width: usize, slot_open: bool) -> Self {
-        let peak = graph
-            .batch_cost(task.op, task.site, width)
-            .map_or(task.peak_bytes, |cost| cost.peak_bytes);
+    /// The whole output (unless a slice allocated it) plus the workspace of a slice whose
+    /// kernel peaks at `peak` bytes: that peak less the inputs it shares with the other slices
+    /// (the rows it cuts from its sliced input and its own output are copies it makes).
+    fn slice(graph: &SweepGraph, task: &Task, peak: u64, slot_open: bool) -> Self {
         let shared: u64 = task
             .inputs
             .iter()

@@ -1,10 +1,10 @@
 //! `TaskRouter`: sends each task to the backend, the input source, the output sink or the disk,
-//! allocating the device memory each asks for from the device pool.
+//! with the device blocks the scheduler allocated for it.
 
 use super::output_slots::OutputSlots;
 use super::{CoreSink, CoreSource};
 use crate::backend::Backend;
-use crate::device::{Block, DeviceRequest, MemoryPool};
+use crate::device::Block;
 use crate::error::{Error, Result};
 use crate::graph::{Cols, Op, SweepGraph, Task};
 use crate::kernels::legs;
@@ -22,17 +22,15 @@ pub(super) struct TaskRouter<'a> {
     pub source: &'a dyn CoreSource,
     pub sink: &'a dyn CoreSink,
     pub disk: Option<&'a DiskTier<'a>>,
-    pub pool: &'a dyn MemoryPool,
     pub slots: OutputSlots,
 }
 
 impl Executor for TaskRouter<'_> {
-    fn execute(&self, task: &Task, inputs: Vec<Value>) -> Result<Vec<Value>> {
+    fn execute(&self, task: &Task, inputs: Vec<Value>, blocks: Vec<Block>) -> Result<Vec<Value>> {
         match task.op {
             Op::ReadSite { layer, .. } => {
-                let mut blocks = self.allocate(task, false)?;
                 let core = self.source.read(layer, task.site)?;
-                Ok(vec![Value::on_device(core, blocks.remove(0))])
+                Ok(vec![on_device(core, blocks)])
             }
             Op::WriteSite => {
                 let basis = Labeled {
@@ -54,17 +52,12 @@ impl Executor for TaskRouter<'_> {
                 Ok(vec![Value::tensor(tensor)])
             }
             Op::Spill { .. } => {
-                let tensor = self
-                    .backend
-                    .copy(&*inputs[0].in_memory(task)?, Tier::Host)?;
+                let tensor = self.copy(task, &inputs[0], Tier::Host)?;
                 Ok(vec![Value::tensor(tensor)])
             }
             Op::Fetch { .. } => {
-                let mut blocks = self.allocate(task, false)?;
-                let tensor = self
-                    .backend
-                    .copy(&*inputs[0].in_memory(task)?, Tier::Device)?;
-                Ok(vec![Value::on_device(tensor, blocks.remove(0))])
+                let tensor = self.copy(task, &inputs[0], Tier::Device)?;
+                Ok(vec![on_device(tensor, blocks)])
             }
             _ => {
                 let tensors = inputs
@@ -72,8 +65,10 @@ impl Executor for TaskRouter<'_> {
                     .map(|v| v.in_memory(task))
                     .collect::<Result<Vec<_>>>()?;
                 match (task.within, task.cols) {
-                    (Some(within), Some(cols)) => self.compute_slice(task, tensors, within, cols),
-                    _ => self.compute(task, tensors),
+                    (Some(within), Some(cols)) => {
+                        self.compute_slice(task, tensors, blocks, within, cols)
+                    }
+                    _ => self.compute(task, tensors, blocks),
                 }
             }
         }
@@ -88,23 +83,19 @@ impl TaskRouter<'_> {
         })
     }
 
-    /// Allocates every device block `task` asks for, or none (an out-of-memory error).
-    fn allocate(&self, task: &Task, slot_open: bool) -> Result<Vec<Block>> {
-        let request = DeviceRequest::of(self.graph, task, slot_open);
-        request
-            .blocks
-            .iter()
-            .map(|&bytes| {
-                self.pool
-                    .allocate(bytes)
-                    .map_err(|oom| oom.for_task(task, request.total()))
-            })
-            .collect()
+    /// A device ↔ host copy of `value` by the backend.
+    fn copy(&self, task: &Task, value: &Value, to: Tier) -> Result<Tensor> {
+        self.backend.copy(&*value.in_memory(task)?, to)
     }
 
     /// Runs a whole kernel: its outputs keep their blocks, its workspace is freed after it.
-    fn compute(&self, task: &Task, inputs: Vec<Arc<Tensor>>) -> Result<Vec<Value>> {
-        let mut blocks = self.allocate(task, false)?.into_iter();
+    fn compute(
+        &self,
+        task: &Task,
+        inputs: Vec<Arc<Tensor>>,
+        blocks: Vec<Block>,
+    ) -> Result<Vec<Value>> {
+        let mut blocks = blocks.into_iter();
         let outputs = self.backend.compute(self.graph, task, inputs)?;
         Ok(outputs
             .into_iter()
@@ -116,19 +107,19 @@ impl TaskRouter<'_> {
     }
 
     /// Runs a half-batch node over `cols` of the batch `within`: its batched input is cut to
-    /// its rows, and its result is written into the output the first slice allocated. The
-    /// slice that completes the output returns it; the others return nothing.
+    /// its rows, and its result is written into the output the first slice allocated (with the
+    /// first of `blocks`). The slice that completes the output returns it; the others return
+    /// nothing.
     fn compute_slice(
         &self,
         task: &Task,
         mut inputs: Vec<Arc<Tensor>>,
+        mut blocks: Vec<Block>,
         within: Cols,
         cols: Cols,
     ) -> Result<Vec<Value>> {
         let output = task.outputs[0];
-        let open = self.slots.is_open(&output);
-        let mut blocks = self.allocate(task, open)?;
-        if !open {
+        if !self.slots.is_open(&output) {
             self.slots.open(output, blocks.remove(0));
         }
         let rows = cols.start - within.start..cols.end - within.start;
@@ -144,5 +135,13 @@ impl TaskRouter<'_> {
             .slots
             .write(output, axis, rows.start, within.len(), &part);
         Ok(whole.into_iter().collect())
+    }
+}
+
+/// A tensor on the device holding the first of `blocks` (a plain value when there is none).
+fn on_device(tensor: Tensor, blocks: Vec<Block>) -> Value {
+    match blocks.into_iter().next() {
+        Some(block) => Value::on_device(tensor, block),
+        None => Value::tensor(tensor),
     }
 }

@@ -54,7 +54,7 @@ impl MemoryReport {
             rewrites: count(MemoryEventKind::Rewritten),
             retries: count(MemoryEventKind::Retried),
             recovery_s: log.governor.recovery_s,
-            half_batch_s: log.busy(|e| e.within.is_some()) + 0.0,
+            half_batch_s: log.busy(|e| e.within.is_some()),
             finest_batch: log.governor.finest_batch.clone(),
             events: events.clone(),
         }

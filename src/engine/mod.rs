@@ -160,14 +160,13 @@ impl Engine {
         sink: &dyn CoreSink,
     ) -> Result<(Report, RunLog)> {
         let disk = self.disk_tier(graph)?;
-        let pool = Arc::new(self.device_pool());
+        let pool = Arc::new(self.device_pool()?);
         let router = TaskRouter {
             graph,
             backend: self.backend.as_ref(),
             source,
             sink,
             disk: disk.as_ref(),
-            pool: pool.as_ref(),
             slots: Default::default(),
         };
         let device = &self.tiering.device;
@@ -207,7 +206,7 @@ impl Engine {
 
     /// The run's device: the device budget as capacity (unlimited without budgets), with the
     /// faults the tiering asks for.
-    fn device_pool(&self) -> SimulatedPool {
+    fn device_pool(&self) -> Result<SimulatedPool> {
         let device = &self.tiering.device;
         SimulatedPool::new(PoolConfig {
             capacity: self.tiering.budgets.as_ref().map(|b| b.device),

@@ -140,7 +140,8 @@ pub struct Task {
     pub op: Op,
     /// The site it works on.
     pub site: usize,
-    /// The sketch columns it covers (env and sketch tasks).
+    /// The sketch columns it covers (env and sketch tasks; for a half-batch project task, the
+    /// rows of its basis).
     pub cols: Option<Cols>,
     /// For a half-batch node made by [`SweepGraph::split_in_halves`]: the columns of the whole
     /// output it writes a slice of (its `cols`) into.

@@ -5,6 +5,7 @@ use super::governor::{Admission, Governor, Recovery};
 use super::rates::Rates;
 use super::stall::{StallCause, StallClock};
 use super::{interrupted, Done, FetchView, Job, PrefetchPolicy, RunLog, SchedOptions};
+use crate::device::Block;
 use crate::error::{Error, Result};
 use crate::graph::{DataId, Lane, Op, Stage, SweepGraph, Task};
 use crate::store::{Store, Value};
@@ -118,7 +119,10 @@ impl Dispatcher {
                 failure = Some(Error::Interrupted);
             }
             if failure.is_none() {
-                running += self.dispatch(lanes);
+                match self.dispatch(lanes) {
+                    Ok(started) => running += started,
+                    Err(fatal) => failure = Some(fatal),
+                }
                 self.watch_compute();
             }
             if running == 0 {
@@ -163,14 +167,8 @@ impl Dispatcher {
                     finished += 1;
                 }
                 Err(e) if failure.is_none() && e.is_out_of_memory() => {
-                    let at = self.log.now();
-                    match self
-                        .governor
-                        .recover(&self.graph, report.node, &e, seconds, at)
-                    {
-                        Ok(Recovery::Retry) => self.make_ready(report.node),
-                        Ok(Recovery::Split) => self.split(report.node),
-                        Err(fatal) => failure = Some(fatal),
+                    if let Err(fatal) = self.recover(report.node, &e, seconds) {
+                        failure = Some(fatal);
                     }
                 }
                 Ok(_) => {}
@@ -213,7 +211,9 @@ impl Dispatcher {
     }
 
     /// Starts the best ready task on every idle lane whose gate allows it; returns how many.
-    fn dispatch(&mut self, lanes: &HashMap<Lane, Sender<Job>>) -> usize {
+    /// Device blocks are allocated here, at launch, as a stream-ordered allocator does; a
+    /// failed allocation goes to the governor, and the lane tries its (new) head again.
+    fn dispatch(&mut self, lanes: &HashMap<Lane, Sender<Job>>) -> Result<usize> {
         let mut started = 0;
         self.wake_at = None;
         self.governor.on_frontier(self.frontier(), self.log.now());
@@ -221,26 +221,53 @@ impl Dispatcher {
             if self.busy.get(&lane).copied().unwrap_or(false) {
                 continue;
             }
-            let Some(node) = self.next_admitted(lane) else {
-                continue;
-            };
-            self.ready.get_mut(&lane).expect("seen").pop();
-            let task = self.graph.graph[node].clone();
-            if matches!(task.op, Op::Fetch { .. }) {
-                *self.fetched_held.entry(lane).or_default() += task.moved_bytes;
+            while let Some(node) = self.next_admitted(lane) {
+                self.ready.get_mut(&lane).expect("seen").pop();
+                match self.governor.allocate(&self.graph, node) {
+                    Ok(blocks) => {
+                        self.launch(lanes, node, blocks);
+                        started += 1;
+                        break;
+                    }
+                    Err(oom) => self.recover(node, &oom, 0.0)?,
+                }
             }
-            let inputs = self.store.inputs(&task);
-            lanes[&lane]
-                .send(Job { node, task, inputs })
-                .expect("lane alive");
-            self.busy.insert(lane, true);
-            if lane == Lane::Compute {
-                self.stalls.busy();
-                self.compute_since = Some(Instant::now());
-            }
-            started += 1;
         }
-        started
+        Ok(started)
+    }
+
+    /// Sends `node` with its inputs and `blocks` to its lane.
+    fn launch(&mut self, lanes: &HashMap<Lane, Sender<Job>>, node: NodeIndex, blocks: Vec<Block>) {
+        let task = self.graph.graph[node].clone();
+        let lane = task.lane;
+        if matches!(task.op, Op::Fetch { .. }) {
+            *self.fetched_held.entry(lane).or_default() += task.moved_bytes;
+        }
+        let inputs = self.store.inputs(&task);
+        lanes[&lane]
+            .send(Job {
+                node,
+                task,
+                inputs,
+                blocks,
+            })
+            .expect("lane alive");
+        self.busy.insert(lane, true);
+        if lane == Lane::Compute {
+            self.stalls.busy();
+            self.compute_since = Some(Instant::now());
+        }
+    }
+
+    /// Hands a failed allocation of `node` (after `seconds` of trying) to the governor and
+    /// queues what it decides: the node again, or its two halves.
+    fn recover(&mut self, node: NodeIndex, oom: &Error, seconds: f64) -> Result<()> {
+        let at = self.log.now();
+        match self.governor.recover(&self.graph, node, oom, seconds, at)? {
+            Recovery::Retry => self.make_ready(node),
+            Recovery::Split => self.split(node),
+        }
+        Ok(())
     }
 
     /// The head of `lane`'s queue when its gate and the governor let it start; a head the
@@ -268,11 +295,12 @@ impl Dispatcher {
     /// halves are ready, its consumers wait for one more producer, its inputs have one more
     /// reader.
     fn split(&mut self, node: NodeIndex) {
+        let start = Instant::now();
         let old = self.graph.graph[node].clone();
         let halves = self
             .graph
             .split_in_halves(node)
-            .expect("the governor splits only env and sketch tasks over 2 or more columns");
+            .expect("the governor splits only tasks with a batch of 2 or more");
         self.rewrites += 1;
         let bound = self.graph.graph.node_bound();
         self.waiting_on.resize(bound, 0);
@@ -298,6 +326,7 @@ impl Dispatcher {
         for id in &old.inputs {
             self.store.add_reader(*id);
         }
+        self.governor.charge_rewrite(start.elapsed().as_secs_f64());
     }
 
     /// The gate of each lane: read-ahead for inputs, spill lag for the left-to-right pass,

@@ -14,7 +14,7 @@
 //! makes no progress while memory is being reclaimed with an error that names the task.
 
 use super::{MemoryEvent, MemoryEventKind};
-use crate::device::{out_of_memory, CapacitySchedule, DeviceRequest, MemoryPool};
+use crate::device::{out_of_memory, Block, CapacitySchedule, DeviceRequest, MemoryPool};
 use crate::error::{Error, Result};
 use crate::graph::{DataId, Lane, Op, SweepGraph, Task};
 use petgraph::stable_graph::NodeIndex;
@@ -56,6 +56,8 @@ pub struct Governor {
     open_slots: HashSet<DataId>,
     /// Nodes refused and not yet run (each refusal is reported once).
     refused: HashSet<usize>,
+    /// Compute tasks refused and waiting for memory (reads and prefetches pause meanwhile).
+    refused_compute: HashSet<usize>,
     releases: usize,
     release_s: f64,
     recovery_s: f64,
@@ -69,7 +71,7 @@ pub struct Governor {
 pub struct GovernorLog {
     /// Every refusal, failure, release, rewrite and capacity change.
     pub events: Vec<MemoryEvent>,
-    /// Seconds spent recovering: failed attempts and cache releases.
+    /// Seconds spent recovering: failed attempts, cache releases, re-planning and rewrites.
     pub recovery_s: f64,
     /// The finest batch each kernel was split to for lack of memory.
     pub finest_batch: BTreeMap<String, usize>,
@@ -90,6 +92,7 @@ impl Governor {
             finest: HashMap::new(),
             open_slots: HashSet::new(),
             refused: HashSet::new(),
+            refused_compute: HashSet::new(),
             releases: 0,
             release_s: 0.0,
             recovery_s: 0.0,
@@ -106,7 +109,7 @@ impl Governor {
 
     /// True while a compute task waits for memory: prefetches and read-ahead pause meanwhile.
     pub(super) fn reclaiming(&self) -> bool {
-        !self.refused.is_empty()
+        !self.refused_compute.is_empty()
     }
 
     /// Applies the capacity change due once compute has reached `step`.
@@ -119,11 +122,55 @@ impl Governor {
 
     /// Whether the ready task `node` may start now.
     pub(super) fn admit(&mut self, graph: &SweepGraph, node: NodeIndex, at: f64) -> Admission {
+        let start = Instant::now();
+        let events = self.events.len();
         let admission = self.decide(graph, node, at);
         if admission != Admission::Wait {
             self.refused.remove(&node.index());
+            self.refused_compute.remove(&node.index());
+        } else if graph.graph[node].lane == Lane::Compute {
+            self.refused_compute.insert(node.index());
+        }
+        if admission == Admission::Split {
+            self.charge(events, start.elapsed().as_secs_f64());
         }
         admission
+    }
+
+    /// The blocks `node` asks for, allocated now (at launch), or an out-of-memory error.
+    pub(super) fn allocate(&mut self, graph: &SweepGraph, node: NodeIndex) -> Result<Vec<Block>> {
+        let task = &graph.graph[node];
+        let request = self.request(graph, task);
+        request
+            .blocks
+            .iter()
+            .map(|&bytes| {
+                self.pool
+                    .allocate(bytes)
+                    .map_err(|oom| oom.for_task(task, request.total()))
+            })
+            .collect()
+    }
+
+    /// Adds `seconds` spent rewriting a node to the recovery time and to the rewrite's event.
+    pub(super) fn charge_rewrite(&mut self, seconds: f64) {
+        let last = self
+            .events
+            .iter()
+            .rposition(|e| e.kind == MemoryEventKind::Rewritten);
+        self.charge(last.unwrap_or(self.events.len()), seconds);
+    }
+
+    /// Adds `seconds` to the recovery time and to the cost of the events from index `from` on
+    /// (shared out evenly).
+    fn charge(&mut self, from: usize, seconds: f64) {
+        self.recovery_s += seconds;
+        let from = from.min(self.events.len());
+        let events = &mut self.events[from..];
+        let share = seconds / events.len().max(1) as f64;
+        for event in events {
+            event.seconds += share;
+        }
     }
 
     fn decide(&mut self, graph: &SweepGraph, node: NodeIndex, at: f64) -> Admission {
@@ -147,12 +194,12 @@ impl Governor {
                 return Admission::Run;
             }
         } else {
-            if let Some(admission) = self.admit_compute(graph, task, width, &request, at) {
+            if let Some(admission) = self.admit_compute(graph, node, width, &request, at) {
                 return admission;
             }
             if self.may_release() {
                 self.release(at, task);
-                if let Some(admission) = self.admit_compute(graph, task, width, &request, at) {
+                if let Some(admission) = self.admit_compute(graph, node, width, &request, at) {
                     return admission;
                 }
             }
@@ -168,7 +215,7 @@ impl Governor {
     fn admit_compute(
         &mut self,
         graph: &SweepGraph,
-        task: &Task,
+        node: NodeIndex,
         width: Option<usize>,
         request: &DeviceRequest,
         at: f64,
@@ -176,14 +223,17 @@ impl Governor {
         if self.pool.fits(&request.blocks) {
             return Some(Admission::Run);
         }
+        let task = &graph.graph[node];
         let open = self.slot_open(task);
         let narrower = std::iter::successors(width.map(|w| w / 2), |&w| (w > 1).then_some(w / 2));
-        for w in narrower.take_while(|&w| w >= 1) {
+        for w in narrower {
             let smaller = DeviceRequest::at_width(graph, task, w, open)?;
             if self.pool.fits(&smaller.blocks) {
                 self.remember(task.op, w);
                 let total = request.total();
-                self.event(at, MemoryEventKind::Refused, task, total);
+                if self.refused.insert(node.index()) {
+                    self.event(at, MemoryEventKind::Refused, task, total);
+                }
                 self.event(at, MemoryEventKind::Rewritten, task, total);
                 return Some(Admission::Split);
             }
@@ -201,6 +251,7 @@ impl Governor {
     ) {
         self.failures_in_a_row = 0;
         self.refused.remove(&node.index());
+        self.refused_compute.remove(&node.index());
         if task.lane == Lane::Compute {
             self.compute_s += seconds;
         }
@@ -230,7 +281,7 @@ impl Governor {
         let event = self.event(at, MemoryEventKind::OutOfMemory, task, request.total());
         event.seconds = seconds;
         event.injected = injected;
-        if self.failures_in_a_row > WATCHDOG_ATTEMPTS {
+        if self.failures_in_a_row >= WATCHDOG_ATTEMPTS {
             let last = if injected {
                 ", the last injected by --inject-oom"
             } else {
@@ -272,7 +323,8 @@ impl Governor {
             return Ok(false);
         };
         let task = &graph.graph[NodeIndex::new(index)];
-        if self.pool.usage().cached > 0 && self.release(at, task) > 0 {
+        if self.pool.usage().releasable > 0 {
+            self.release(at, task);
             return Ok(true);
         }
         let request = self.request(graph, task);
@@ -311,10 +363,12 @@ impl Governor {
         *finest = (*finest).min(width.max(1));
     }
 
-    /// A release is worth asking for when the cache holds something; the first is free, later
-    /// ones must leave the recovery budget room for one more.
+    /// A release is worth asking for when the cache holds a wholly unused segment; the first is
+    /// free, later ones only while the time spent recovering (failed attempts, releases,
+    /// re-planning and rewrites) plus two releases' cost stays within the budget: one for this
+    /// release and a reserve for the next.
     fn may_release(&self) -> bool {
-        if self.pool.usage().cached == 0 {
+        if self.pool.usage().releasable == 0 {
             return false;
         }
         if self.releases == 0 {
@@ -370,10 +424,11 @@ mod tests {
 
     #[test]
     fn the_first_release_is_free_and_later_ones_must_fit_the_budget() {
-        let pool = Arc::new(SimulatedPool::new(PoolConfig {
+        let config = PoolConfig {
             capacity: Some(64 << 20),
             ..PoolConfig::default()
-        }));
+        };
+        let pool = Arc::new(SimulatedPool::new(config).unwrap());
         let mut governor = Governor::new(pool.clone(), 0.05, CapacitySchedule::default());
         assert!(
             !governor.may_release(),

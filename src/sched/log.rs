@@ -143,7 +143,6 @@ impl RunLog {
         self.events
             .iter()
             .filter(|e| pick(e))
-            .map(|e| e.end - e.start)
-            .sum()
+            .fold(0.0, |busy, e| busy + (e.end - e.start))
     }
 }

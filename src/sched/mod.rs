@@ -24,6 +24,7 @@ pub use memory_event::{MemoryEvent, MemoryEventKind};
 pub use prefetch::{FetchView, Prefetch, PrefetchPolicy};
 pub use stall::{StallCause, Stalls};
 
+use crate::device::Block;
 use crate::error::{Error, Result};
 use crate::graph::{Lane, SweepGraph, Task};
 use crate::plan::Spare;
@@ -34,10 +35,12 @@ use petgraph::stable_graph::NodeIndex;
 use std::collections::{BTreeMap, HashMap};
 use std::time::Instant;
 
-/// Runs one task given its inputs (in the order of `Task::inputs`), returning its outputs.
+/// Runs one task given its inputs (in the order of `Task::inputs`) and the device blocks the
+/// scheduler allocated for it at launch (its [`DeviceRequest`](crate::device::DeviceRequest),
+/// in order), returning its outputs.
 pub trait Executor: Sync {
     /// Executes `task`.
-    fn execute(&self, task: &Task, inputs: Vec<Value>) -> Result<Vec<Value>>;
+    fn execute(&self, task: &Task, inputs: Vec<Value>, blocks: Vec<Block>) -> Result<Vec<Value>>;
 }
 
 /// How far I/O may run ahead of compute and behind it.
@@ -68,11 +71,13 @@ impl Default for SchedOptions {
     }
 }
 
-/// A task handed to a lane (a copy: the dispatcher may rewrite its graph meanwhile).
+/// A task handed to a lane (a copy: the dispatcher may rewrite its graph meanwhile), with the
+/// device blocks allocated for it.
 struct Job {
     node: NodeIndex,
     task: Task,
     inputs: Vec<Value>,
+    blocks: Vec<Block>,
 }
 
 /// A lane's report that a task has ended.
@@ -113,7 +118,7 @@ fn worker(executor: &dyn Executor, jobs: Receiver<Job>, done: Sender<Done>) {
     for job in jobs {
         let task = &job.task;
         let start = Instant::now();
-        let run = std::panic::AssertUnwindSafe(|| executor.execute(task, job.inputs));
+        let run = std::panic::AssertUnwindSafe(|| executor.execute(task, job.inputs, job.blocks));
         let result = std::panic::catch_unwind(run).unwrap_or_else(|panic| {
             Err(Error::Invalid(format!(
                 "task {task} failed: {}",
