@@ -9,7 +9,21 @@ static ALLOCATOR: srcflow::alloc::BlockCache = srcflow::alloc::BlockCache;
 fn main() -> std::process::ExitCode {
     keep_freed_memory();
     quit_quietly_on_closed_pipe();
+    log_to_stderr();
     cli::main()
+}
+
+/// Sends `tracing` events to standard error, filtered by `RUST_LOG` (warnings only without it):
+/// `RUST_LOG=srcflow=info` shows the plan and each pass, `debug` every memory-governor event,
+/// `trace` every task.
+fn log_to_stderr() {
+    use tracing_subscriber::EnvFilter;
+    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("warn"));
+    tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+        .init();
 }
 
 /// Keeps freed mid-sized buffers (below the block cache's 1 MiB) in the heap.

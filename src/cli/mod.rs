@@ -7,6 +7,7 @@ mod gen;
 mod graph;
 mod plan;
 mod problem_args;
+mod progress_bar;
 mod report;
 mod run;
 mod tiering;

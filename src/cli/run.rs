@@ -1,6 +1,7 @@
 //! `srcflow run`: the compressed product of a problem directory, written to a new directory.
 
 use super::problem_args::ProblemArgs;
+use super::progress_bar::SweepProgressBar;
 use clap::Args;
 use srcflow::io::OutputDir;
 use srcflow::sched::install_ctrlc_handler;
@@ -10,6 +11,7 @@ use srcflow::trace::{write_chrome_trace, write_whole};
 use srcflow::Result;
 use srcflow::SweepGraph;
 use std::path::PathBuf;
+use std::sync::Arc;
 
 /// Arguments of `srcflow run`.
 #[derive(Args)]
@@ -41,6 +43,8 @@ pub struct RunArgs {
 pub fn run(args: RunArgs) -> Result<()> {
     install_ctrlc_handler()?;
     let (problem, engine) = args.problem.open(args.seed, args.threads)?;
+    let bar = Arc::new(SweepProgressBar::new());
+    let engine = engine.with_progress(bar.clone());
     if let Some(budgets) = &engine.tiering().budgets {
         let removed = clean_stale(&budgets.scratch_dir);
         if removed > 0 {
@@ -53,7 +57,9 @@ pub fn run(args: RunArgs) -> Result<()> {
     }
     let (graph, _) = engine.prepare(problem.shape())?;
     let output = OutputDir::create(&args.out, graph.output_kind(), graph.sites())?;
-    let (report, log) = engine.run_graph_logged(&graph, &problem, &output)?;
+    let ran = engine.run_graph_logged(&graph, &problem, &output);
+    bar.finish();
+    let (report, log) = ran?;
     let written =
         write_extras(&args.trace, &args.graph_out, &graph, &log).and_then(|()| output.commit());
     if let Err(e) = written {

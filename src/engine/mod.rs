@@ -20,7 +20,7 @@ use crate::device::{PoolConfig, SimulatedPool};
 use crate::error::{Error, Result};
 use crate::graph::{GraphOptions, Op, SweepGraph};
 use crate::plan::{self, Drift, MemoryProfile, Plan, PlanRequest, Tier};
-use crate::sched::{self, Governor, PrefetchPolicy, RunLog, SchedOptions};
+use crate::sched::{self, Governor, PrefetchPolicy, Progress, RunLog, SchedOptions};
 use crate::store::{DiskTier, Throttle};
 use crate::train::{Stack, StackShape, Train};
 use executor::TaskRouter;
@@ -65,6 +65,7 @@ pub struct Engine {
     options: Options,
     tiering: Tiering,
     backend: Box<dyn Backend>,
+    progress: Option<Arc<dyn Progress>>,
 }
 
 impl Engine {
@@ -80,12 +81,19 @@ impl Engine {
             options,
             tiering: Tiering::default(),
             backend,
+            progress: None,
         })
     }
 
     /// The same engine with out-of-core choices (budgets, prefetch, disk rate).
     pub fn with_tiering(mut self, tiering: Tiering) -> Self {
         self.tiering = tiering;
+        self
+    }
+
+    /// The same engine telling `progress` of every finished task.
+    pub fn with_progress(mut self, progress: Arc<dyn Progress>) -> Self {
+        self.progress = Some(progress);
         self
     }
 
@@ -113,6 +121,13 @@ impl Engine {
             shared_memory: self.backend.shares_host_memory(),
         };
         let (plan, graph) = plan::plan(&request)?;
+        tracing::info!(
+            batch_cols = plan.batch_cols,
+            device = plan.count_on(Tier::Device),
+            host = plan.count_on(Tier::Host),
+            disk = plan.count_on(Tier::Disk),
+            "plan: environments per tier"
+        );
         Ok((graph, Some(plan)))
     }
 
@@ -129,6 +144,7 @@ impl Engine {
     fn sched_options(&self) -> SchedOptions {
         SchedOptions {
             prefetch: self.tiering.prefetch,
+            progress: self.progress.clone(),
             ..SchedOptions::default()
         }
     }
@@ -188,6 +204,12 @@ impl Engine {
             ..self.sched_options()
         };
         alloc::set_cap(cap);
+        tracing::info!(
+            sites = graph.sites(),
+            tasks = graph.graph.node_count(),
+            gflop = graph.total_flops() / 1e9,
+            "sweep starts"
+        );
         let (start, blocks) = (Instant::now(), alloc::stats());
         let log = sched::run(graph, &router, sched, governor);
         alloc::set_cap(None);
@@ -197,6 +219,12 @@ impl Engine {
             &log,
             start.elapsed().as_secs_f64(),
             self.backend.as_ref(),
+        );
+        tracing::info!(
+            left_to_right_s = report.left_to_right_s,
+            right_to_left_s = report.right_to_left_s,
+            wall_s = report.wall_s,
+            "sweep done"
         );
         let after = alloc::stats();
         report.blocks_mapped = after.mapped - blocks.mapped;

@@ -77,8 +77,8 @@ fn remove_abandoned(parent: &Path, prefix: &str) {
             .and_then(|pid| pid.parse::<i32>().ok());
         if pid.is_some_and(process_is_gone) {
             if let Err(e) = std::fs::remove_dir_all(entry.path()) {
-                eprintln!(
-                    "srcflow: warning: cannot remove the abandoned output {}: {e}",
+                tracing::warn!(
+                    "cannot remove the abandoned output {}: {e}",
                     entry.path().display()
                 );
             }

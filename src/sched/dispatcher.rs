@@ -30,6 +30,8 @@ pub(super) struct Dispatcher {
     options: SchedOptions,
     governor: Governor,
     rewrites: usize,
+    /// Bytes spill tasks have moved off the device so far.
+    spilled: u64,
     /// Inputs each task still waits for, by node index.
     waiting_on: Vec<usize>,
     /// Tasks that have completed, by node index.
@@ -62,6 +64,7 @@ impl Dispatcher {
             options,
             governor,
             rewrites: 0,
+            spilled: 0,
             waiting_on: vec![0; bound],
             finished: vec![false; bound],
             ready: HashMap::new(),
@@ -155,6 +158,7 @@ impl Dispatcher {
                 Ok(outputs) if failure.is_none() => {
                     self.log
                         .record(report.node, &task, report.start, report.end);
+                    tracing::trace!(%task, seconds, "task done");
                     let amount = if task.lane == Lane::Compute {
                         task.flops
                     } else {
@@ -165,6 +169,7 @@ impl Dispatcher {
                         .on_done(report.node, &task, outputs.len(), seconds);
                     self.complete(report.node, outputs);
                     finished += 1;
+                    self.tell_progress(&task, finished);
                 }
                 Err(e) if failure.is_none() && e.is_out_of_memory() => {
                     if let Err(fatal) = self.recover(report.node, &e, seconds) {
@@ -196,6 +201,17 @@ impl Dispatcher {
         log.record_stalls(&self.stalls.spells);
         log.peak = self.store.peak();
         Ok(log)
+    }
+
+    /// Tells the listener, if any, that `task` finished as the `finished`-th task.
+    fn tell_progress(&mut self, task: &Task, finished: usize) {
+        if matches!(task.op, Op::Spill { .. }) {
+            self.spilled += task.moved_bytes;
+        }
+        if let Some(progress) = &self.options.progress {
+            let pass = self.graph.pass_of(task.op, task.step);
+            progress.task_done(task, pass, finished, self.total_nodes(), self.spilled);
+        }
     }
 
     /// Tasks in the graph now (rewrites add one each).

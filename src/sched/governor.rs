@@ -400,6 +400,7 @@ impl Governor {
         task: &dyn std::fmt::Display,
         bytes: u64,
     ) -> &mut MemoryEvent {
+        tracing::debug!(kind = kind.name(), %task, bytes, "memory governor");
         self.events.push(MemoryEvent {
             at,
             kind,

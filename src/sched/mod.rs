@@ -14,6 +14,7 @@ mod interrupt;
 mod log;
 mod memory_event;
 mod prefetch;
+mod progress;
 mod rates;
 mod stall;
 
@@ -22,6 +23,7 @@ pub use interrupt::{install_ctrlc_handler, interrupted};
 pub use log::{MemorySample, RunLog, TaskEvent};
 pub use memory_event::{MemoryEvent, MemoryEventKind};
 pub use prefetch::{FetchView, Prefetch, PrefetchPolicy};
+pub use progress::Progress;
 pub use stall::{StallCause, Stalls};
 
 use crate::device::Block;
@@ -33,6 +35,7 @@ use crossbeam_channel::{unbounded, Receiver, Sender};
 use dispatcher::Dispatcher;
 use petgraph::stable_graph::NodeIndex;
 use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
 use std::time::Instant;
 
 /// Runs one task given its inputs (in the order of `Task::inputs`) and the device blocks the
@@ -44,7 +47,7 @@ pub trait Executor: Sync {
 }
 
 /// How far I/O may run ahead of compute and behind it.
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 pub struct SchedOptions {
     /// An input read may start when its step is at most this far past the oldest unfinished
     /// compute step.
@@ -58,6 +61,8 @@ pub struct SchedOptions {
     /// device alone); a prefetch beyond the policy's window may use what stays free until its
     /// data is consumed (`None`: only the window).
     pub spare_memory_by_step: Option<BTreeMap<usize, Spare>>,
+    /// Told of every finished task (`None`: nobody listens).
+    pub progress: Option<Arc<dyn Progress>>,
 }
 
 impl Default for SchedOptions {
@@ -67,6 +72,7 @@ impl Default for SchedOptions {
             spill_lag_steps: 2,
             prefetch: Prefetch::default(),
             spare_memory_by_step: None,
+            progress: None,
         }
     }
 }

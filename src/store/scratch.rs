@@ -85,8 +85,8 @@ pub fn clean_stale(parent: &Path) -> usize {
         }
         match std::fs::remove_dir_all(&dir) {
             Ok(()) => removed += 1,
-            Err(e) => eprintln!(
-                "srcflow: warning: cannot remove the stale scratch directory {}: {e}",
+            Err(e) => tracing::warn!(
+                "cannot remove the stale scratch directory {}: {e}",
                 dir.display()
             ),
         }
