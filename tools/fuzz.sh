@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Fuzzes every reader (.npy headers and payloads, manifest.json, command-line sizes, rates,
+# policies and faults, graph JSON) with random and mutated input for a bounded time; prints how
+# many inputs each target tried. Fails on the first panic, with the input that caused it.
+#
+#   tools/fuzz.sh                      # 100000 inputs per target, at most 15 minutes
+#   CASES=5000 LIMIT=120 tools/fuzz.sh
+set -euo pipefail
+cd "$(dirname "$0")/.."
+cases="${CASES:-100000}" limit="${LIMIT:-900}"
+cargo build --release --tests --quiet
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+status=0
+SRCFLOW_FUZZ_CASES="$cases" timeout "$limit" \
+    cargo test --release --quiet --test fuzz_readers -- --nocapture --test-threads 1 \
+    >"$log" 2>&1 || status=$?
+grep -oE "fuzz target .*|.*panicked.*|minimal failing input.*" "$log" || true
+[ "$status" -eq 124 ] && echo "stopped after $limit s"
+exit "$status"
