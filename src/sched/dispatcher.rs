@@ -4,17 +4,17 @@
 use super::governor::{Admission, Governor, Recovery};
 use super::rates::Rates;
 use super::stall::{StallCause, StallClock};
-use super::{interrupted, Done, FetchView, Job, PrefetchPolicy, RunLog, SchedOptions};
+use super::{interrupted, Clock, FetchView, Job, Lanes, PrefetchPolicy, RunLog, SchedOptions};
 use crate::device::Block;
 use crate::error::{Error, Result};
 use crate::graph::{DataId, Lane, Op, Stage, SweepGraph, Task};
 use crate::store::{Store, Value};
-use crossbeam_channel::{Receiver, RecvTimeoutError, Sender};
 use petgraph::stable_graph::NodeIndex;
 use petgraph::visit::{EdgeRef, NodeIndexable};
 use petgraph::Direction;
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BTreeSet, BinaryHeap, HashMap};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// Ready tasks of one lane, lowest step first.
@@ -54,10 +54,16 @@ pub(super) struct Dispatcher {
     rates: Rates,
     stalls: StallClock,
     log: RunLog,
+    clock: Arc<dyn Clock>,
 }
 
 impl Dispatcher {
-    pub fn new(graph: &SweepGraph, options: SchedOptions, governor: Governor) -> Self {
+    pub fn new(
+        graph: &SweepGraph,
+        options: SchedOptions,
+        governor: Governor,
+        clock: Arc<dyn Clock>,
+    ) -> Self {
         let bound = graph.graph.node_bound();
         let mut d = Dispatcher {
             graph: graph.clone(),
@@ -78,7 +84,8 @@ impl Dispatcher {
             store: Store::new(graph),
             rates: Rates::default(),
             stalls: StallClock::default(),
-            log: RunLog::new(),
+            log: RunLog::starting_at(clock.now()),
+            clock,
         };
         for node in graph.graph.node_indices() {
             let task = &graph.graph[node];
@@ -110,11 +117,7 @@ impl Dispatcher {
     }
 
     /// Dispatches and collects until every task has run, or returns the first error.
-    pub fn run(
-        &mut self,
-        lanes: &HashMap<Lane, Sender<Job>>,
-        done: &Receiver<Done>,
-    ) -> Result<RunLog> {
+    pub fn run(&mut self, lanes: &mut dyn Lanes) -> Result<RunLog> {
         let (mut finished, mut running) = (0, 0);
         let mut failure: Option<Error> = None;
         loop {
@@ -132,7 +135,7 @@ impl Dispatcher {
                 if failure.is_some() || finished == self.total_nodes() {
                     break;
                 }
-                match self.governor.unstick(&self.graph, self.log.now()) {
+                match self.governor.unstick(&self.graph, self.now_s()) {
                     Ok(true) => continue,
                     Ok(false) => break,
                     Err(e) => failure = Some(e),
@@ -140,12 +143,10 @@ impl Dispatcher {
                 continue;
             }
             let wait = self.wake_at.map_or(POLL, |at| {
-                at.saturating_duration_since(Instant::now()).min(POLL)
+                at.saturating_duration_since(self.clock.now()).min(POLL)
             });
-            let report = match done.recv_timeout(wait) {
-                Ok(report) => report,
-                Err(RecvTimeoutError::Timeout) => continue,
-                Err(RecvTimeoutError::Disconnected) => unreachable!("lanes outlive the dispatcher"),
+            let Some(report) = lanes.recv(wait) else {
+                continue;
             };
             running -= 1;
             let task = self.graph.graph[report.node].clone();
@@ -182,7 +183,7 @@ impl Dispatcher {
                 }
             }
         }
-        self.stalls.busy();
+        self.stalls.busy(self.clock.now());
         if let Some(e) = failure {
             return Err(e);
         }
@@ -214,6 +215,11 @@ impl Dispatcher {
         }
     }
 
+    /// Seconds since the start of the run.
+    fn now_s(&self) -> f64 {
+        self.log.seconds_at(self.clock.now())
+    }
+
     /// Tasks in the graph now (rewrites add one each).
     fn total_nodes(&self) -> usize {
         self.graph.graph.node_count()
@@ -229,10 +235,10 @@ impl Dispatcher {
     /// Starts the best ready task on every idle lane whose gate allows it; returns how many.
     /// Device blocks are allocated here, at launch, as a stream-ordered allocator does; a
     /// failed allocation goes to the governor, and the lane tries its (new) head again.
-    fn dispatch(&mut self, lanes: &HashMap<Lane, Sender<Job>>) -> Result<usize> {
+    fn dispatch(&mut self, lanes: &mut dyn Lanes) -> Result<usize> {
         let mut started = 0;
         self.wake_at = None;
-        self.governor.on_frontier(self.frontier(), self.log.now());
+        self.governor.on_frontier(self.frontier(), self.now_s());
         for lane in Lane::ALL {
             if self.busy.get(&lane).copied().unwrap_or(false) {
                 continue;
@@ -253,32 +259,30 @@ impl Dispatcher {
     }
 
     /// Sends `node` with its inputs and `blocks` to its lane.
-    fn launch(&mut self, lanes: &HashMap<Lane, Sender<Job>>, node: NodeIndex, blocks: Vec<Block>) {
+    fn launch(&mut self, lanes: &mut dyn Lanes, node: NodeIndex, blocks: Vec<Block>) {
         let task = self.graph.graph[node].clone();
         let lane = task.lane;
         if matches!(task.op, Op::Fetch { .. }) {
             *self.fetched_held.entry(lane).or_default() += task.moved_bytes;
         }
         let inputs = self.store.inputs(&task);
-        lanes[&lane]
-            .send(Job {
-                node,
-                task,
-                inputs,
-                blocks,
-            })
-            .expect("lane alive");
+        lanes.send(Job {
+            node,
+            task,
+            inputs,
+            blocks,
+        });
         self.busy.insert(lane, true);
         if lane == Lane::Compute {
-            self.stalls.busy();
-            self.compute_since = Some(Instant::now());
+            self.stalls.busy(self.clock.now());
+            self.compute_since = Some(self.clock.now());
         }
     }
 
     /// Hands a failed allocation of `node` (after `seconds` of trying) to the governor and
     /// queues what it decides: the node again, or its two halves.
     fn recover(&mut self, node: NodeIndex, oom: &Error, seconds: f64) -> Result<()> {
-        let at = self.log.now();
+        let at = self.now_s();
         match self.governor.recover(&self.graph, node, oom, seconds, at)? {
             Recovery::Retry => self.make_ready(node),
             Recovery::Split => self.split(node),
@@ -296,7 +300,7 @@ impl Dispatcher {
             if !self.may_start(&task) {
                 return None;
             }
-            match self.governor.admit(&self.graph, node, self.log.now()) {
+            match self.governor.admit(&self.graph, node, self.now_s()) {
                 Admission::Run => return Some(node),
                 Admission::Wait => return None,
                 Admission::Split => {
@@ -311,7 +315,7 @@ impl Dispatcher {
     /// halves are ready, its consumers wait for one more producer, its inputs have one more
     /// reader.
     fn split(&mut self, node: NodeIndex) {
-        let start = Instant::now();
+        let start = self.clock.now();
         let old = self.graph.graph[node].clone();
         let halves = self
             .graph
@@ -342,7 +346,8 @@ impl Dispatcher {
         for id in &old.inputs {
             self.store.add_reader(*id);
         }
-        self.governor.charge_rewrite(start.elapsed().as_secs_f64());
+        let seconds = self.clock.now().saturating_duration_since(start);
+        self.governor.charge_rewrite(seconds.as_secs_f64());
     }
 
     /// The gate of each lane: read-ahead for inputs, spill lag for the left-to-right pass,
@@ -389,7 +394,7 @@ impl Dispatcher {
         match self.options.prefetch.start_in(&view) {
             Some(due) if due <= 0.0 => true,
             Some(due) => {
-                let at = Instant::now() + Duration::from_secs_f64(due);
+                let at = self.clock.now() + Duration::from_secs_f64(due);
                 self.wake_at = Some(self.wake_at.map_or(at, |w| w.min(at)));
                 false
             }
@@ -437,9 +442,9 @@ impl Dispatcher {
     /// steps not yet done, at the measured rate, less what the running task has already done.
     fn spare_seconds(&self, lane: Lane) -> Option<f64> {
         let rate = self.rates.per_second(Lane::Compute)?;
-        let running = self
-            .compute_since
-            .map_or(0.0, |t| t.elapsed().as_secs_f64());
+        let running = self.compute_since.map_or(0.0, |t| {
+            self.clock.now().saturating_duration_since(t).as_secs_f64()
+        });
         let mut pending: Vec<(usize, usize)> = self.ready.get(&lane)?.iter().map(|r| r.0).collect();
         pending.sort_unstable();
         let mut earlier_steps = self.flops_left.iter().peekable();
@@ -474,7 +479,7 @@ impl Dispatcher {
         } else {
             self.missing_input(node)
         };
-        self.stalls.idle(pass, cause);
+        self.stalls.idle(self.clock.now(), pass, cause);
     }
 
     /// What kind of producer `node` still waits for.
@@ -498,8 +503,9 @@ impl Dispatcher {
         let task = &self.graph.graph[node].clone();
         self.finished[node.index()] = true;
         self.store.finish(task, outputs);
+        let now = self.clock.now();
         self.log
-            .sample_memory(self.store.in_use(), self.governor.pool_usage());
+            .sample_memory(now, self.store.in_use(), self.governor.pool_usage());
         self.release_fetched(task);
         if task.lane == Lane::Compute {
             self.compute_left.remove(&(task.step, node.index()));

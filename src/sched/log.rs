@@ -68,15 +68,15 @@ pub struct RunLog {
 
 impl Default for RunLog {
     fn default() -> Self {
-        RunLog::new()
+        RunLog::starting_at(Instant::now())
     }
 }
 
 impl RunLog {
-    /// An empty log whose clock starts now.
-    pub fn new() -> Self {
+    /// An empty log whose clock starts at `origin`.
+    pub fn starting_at(origin: Instant) -> Self {
         RunLog {
-            origin: Instant::now(),
+            origin,
             events: Vec::new(),
             stalls: [Stalls::default(); 2],
             peak: TierBytes::default(),
@@ -87,9 +87,9 @@ impl RunLog {
         }
     }
 
-    /// Seconds since the start of the run.
-    pub fn now(&self) -> f64 {
-        self.origin.elapsed().as_secs_f64()
+    /// Seconds from the start of the run to `at`.
+    pub fn seconds_at(&self, at: Instant) -> f64 {
+        at.saturating_duration_since(self.origin).as_secs_f64()
     }
 
     /// Records the compute lane's idle spells.
@@ -101,9 +101,9 @@ impl RunLog {
             .collect();
     }
 
-    /// Records what each tier and the device's pool hold now.
-    pub fn sample_memory(&mut self, held: TierBytes, pool: PoolUsage) {
-        let at = self.origin.elapsed().as_secs_f64();
+    /// Records what each tier and the device's pool hold at `at`.
+    pub fn sample_memory(&mut self, at: Instant, held: TierBytes, pool: PoolUsage) {
+        let at = self.seconds_at(at);
         self.memory.push(MemorySample { at, held, pool });
     }
 

@@ -8,35 +8,39 @@
 //! spilled environments start when the prefetch policy says so, and the left-to-right pass
 //! waits for spills that fall behind, so no tier overflows its plan.
 
+mod clock;
 mod dispatcher;
 mod governor;
 mod interrupt;
+mod lanes;
 mod log;
 mod memory_event;
+mod model_lanes;
 mod prefetch;
 mod progress;
 mod rates;
 mod stall;
 
+pub use clock::{Clock, WallClock};
 pub use governor::{Governor, GovernorLog};
 pub use interrupt::{install_ctrlc_handler, interrupted};
 pub use log::{MemorySample, RunLog, TaskEvent};
 pub use memory_event::{MemoryEvent, MemoryEventKind};
+pub use model_lanes::{TaskTimer, VirtualClock};
 pub use prefetch::{FetchView, Prefetch, PrefetchPolicy};
 pub use progress::Progress;
 pub use stall::{StallCause, Stalls};
 
 use crate::device::Block;
-use crate::error::{Error, Result};
-use crate::graph::{Lane, SweepGraph, Task};
+use crate::error::Result;
+use crate::graph::{SweepGraph, Task};
 use crate::plan::Spare;
 use crate::store::Value;
-use crossbeam_channel::{unbounded, Receiver, Sender};
 use dispatcher::Dispatcher;
-use petgraph::stable_graph::NodeIndex;
-use std::collections::{BTreeMap, HashMap};
+use lanes::{Job, Lanes, ThreadLanes};
+use model_lanes::ModelLanes;
+use std::collections::BTreeMap;
 use std::sync::Arc;
-use std::time::Instant;
 
 /// Runs one task given its inputs (in the order of `Task::inputs`) and the device blocks the
 /// scheduler allocated for it at launch (its [`DeviceRequest`](crate::device::DeviceRequest),
@@ -77,23 +81,6 @@ impl Default for SchedOptions {
     }
 }
 
-/// A task handed to a lane (a copy: the dispatcher may rewrite its graph meanwhile), with the
-/// device blocks allocated for it.
-struct Job {
-    node: NodeIndex,
-    task: Task,
-    inputs: Vec<Value>,
-    blocks: Vec<Block>,
-}
-
-/// A lane's report that a task has ended.
-struct Done {
-    node: NodeIndex,
-    result: Result<Vec<Value>>,
-    start: Instant,
-    end: Instant,
-}
-
 /// Runs every task of `graph` with `executor`, admitting them by device memory with
 /// `governor`; returns when all are done or the first fails. The log holds the graph as
 /// rewritten during the run when the governor split nodes.
@@ -103,48 +90,25 @@ pub fn run(
     options: SchedOptions,
     governor: Governor,
 ) -> Result<RunLog> {
-    let (done_tx, done_rx) = unbounded::<Done>();
     std::thread::scope(|scope| {
-        let mut senders = HashMap::new();
-        for lane in Lane::ALL {
-            let (tx, rx) = unbounded::<Job>();
-            senders.insert(lane, tx);
-            let done_tx = done_tx.clone();
-            scope.spawn(move || worker(executor, rx, done_tx));
-        }
-        let mut dispatcher = Dispatcher::new(graph, options, governor);
-        let outcome = dispatcher.run(&senders, &done_rx);
-        drop(senders);
-        outcome
+        let mut lanes = ThreadLanes::start(scope, executor);
+        let mut dispatcher = Dispatcher::new(graph, options, governor, Arc::new(WallClock));
+        dispatcher.run(&mut lanes)
     })
 }
 
-/// A lane's thread: runs jobs until its channel closes.
-fn worker(executor: &dyn Executor, jobs: Receiver<Job>, done: Sender<Done>) {
-    for job in jobs {
-        let task = &job.task;
-        let start = Instant::now();
-        let run = std::panic::AssertUnwindSafe(|| executor.execute(task, job.inputs, job.blocks));
-        let result = std::panic::catch_unwind(run).unwrap_or_else(|panic| {
-            Err(Error::Invalid(format!(
-                "task {task} failed: {}",
-                panic_message(&panic)
-            )))
-        });
-        let _ = done.send(Done {
-            node: job.node,
-            result,
-            start,
-            end: Instant::now(),
-        });
-    }
-}
-
-/// The text of a caught panic.
-fn panic_message(panic: &Box<dyn std::any::Any + Send>) -> String {
-    panic
-        .downcast_ref::<String>()
-        .cloned()
-        .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
-        .unwrap_or_else(|| "internal error".into())
+/// Like [`run`], on a model of a machine: each task takes the time `timer` gives it, on a
+/// virtual clock, and `executor` makes modelled outputs. The same dispatcher, gates, prefetch
+/// policies and governor decide what runs when.
+pub fn simulate(
+    graph: &SweepGraph,
+    executor: &dyn Executor,
+    options: SchedOptions,
+    governor: Governor,
+    timer: &dyn TaskTimer,
+) -> Result<RunLog> {
+    let clock = Arc::new(VirtualClock::new());
+    let mut lanes = ModelLanes::new(executor, timer, &clock);
+    let mut dispatcher = Dispatcher::new(graph, options, governor, clock.clone());
+    dispatcher.run(&mut lanes)
 }

@@ -86,21 +86,21 @@ pub struct StallClock {
 }
 
 impl StallClock {
-    /// Compute is idle now, waiting in `pass` for `cause` (a new cause closes the old spell).
-    pub fn idle(&mut self, pass: Pass, cause: StallCause) {
+    /// Compute is idle at `now`, waiting in `pass` for `cause` (a new cause closes the old
+    /// spell).
+    pub fn idle(&mut self, now: Instant, pass: Pass, cause: StallCause) {
         match self.open {
             Some((_, p, c)) if p == pass && c == cause => {}
             _ => {
-                self.busy();
-                self.open = Some((Instant::now(), pass, cause));
+                self.busy(now);
+                self.open = Some((now, pass, cause));
             }
         }
     }
 
-    /// Compute has work again: closes the open spell.
-    pub fn busy(&mut self) {
+    /// Compute has work again at `end`: closes the open spell.
+    pub fn busy(&mut self, end: Instant) {
         if let Some((since, pass, cause)) = self.open.take() {
-            let end = Instant::now();
             let seconds = end.duration_since(since).as_secs_f64();
             self.spells.push(StallSpell {
                 start: since,

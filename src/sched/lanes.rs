@@ -1,0 +1,116 @@
+//! `Lanes`: where the dispatcher sends tasks and hears back from — one worker thread per lane
+//! for real runs ([`ThreadLanes`]), or a model of each task's duration on a virtual clock for
+//! simulated ones (`ModelLanes`).
+
+use super::Executor;
+use crate::device::Block;
+use crate::error::{Error, Result};
+use crate::graph::{Lane, Task};
+use crate::store::Value;
+use crossbeam_channel::{unbounded, Receiver, RecvTimeoutError, Sender};
+use petgraph::stable_graph::NodeIndex;
+use std::collections::HashMap;
+use std::thread::Scope;
+use std::time::{Duration, Instant};
+
+/// A task handed to a lane (a copy: the dispatcher may rewrite its graph meanwhile), with the
+/// device blocks allocated for it.
+pub(super) struct Job {
+    pub node: NodeIndex,
+    pub task: Task,
+    pub inputs: Vec<Value>,
+    pub blocks: Vec<Block>,
+}
+
+/// A lane's report that a task has ended.
+pub(super) struct Done {
+    pub node: NodeIndex,
+    pub result: Result<Vec<Value>>,
+    pub start: Instant,
+    pub end: Instant,
+}
+
+/// The lanes as the dispatcher sees them.
+pub(super) trait Lanes {
+    /// Starts `job` on its task's lane (which is idle).
+    fn send(&mut self, job: Job);
+    /// The next task to end within `timeout`, if any.
+    fn recv(&mut self, timeout: Duration) -> Option<Done>;
+}
+
+/// One worker thread per lane, fed over crossbeam channels.
+pub(super) struct ThreadLanes {
+    senders: HashMap<Lane, Sender<Job>>,
+    done: Receiver<Done>,
+}
+
+impl ThreadLanes {
+    /// Starts a worker per lane in `scope`, running tasks with `executor`.
+    pub fn start<'scope, 'env>(
+        scope: &'scope Scope<'scope, 'env>,
+        executor: &'env dyn Executor,
+    ) -> Self {
+        let (done_tx, done) = unbounded::<Done>();
+        let mut senders = HashMap::new();
+        for lane in Lane::ALL {
+            let (tx, rx) = unbounded::<Job>();
+            senders.insert(lane, tx);
+            let done_tx = done_tx.clone();
+            scope.spawn(move || worker(executor, rx, done_tx));
+        }
+        ThreadLanes { senders, done }
+    }
+}
+
+impl Lanes for ThreadLanes {
+    fn send(&mut self, job: Job) {
+        self.senders[&job.task.lane].send(job).expect("lane alive");
+    }
+
+    fn recv(&mut self, timeout: Duration) -> Option<Done> {
+        match self.done.recv_timeout(timeout) {
+            Ok(done) => Some(done),
+            Err(RecvTimeoutError::Timeout) => None,
+            Err(RecvTimeoutError::Disconnected) => unreachable!("lanes outlive the dispatcher"),
+        }
+    }
+}
+
+/// A lane's thread: runs jobs until its channel closes.
+fn worker(executor: &dyn Executor, jobs: Receiver<Job>, done: Sender<Done>) {
+    for job in jobs {
+        let start = Instant::now();
+        let result = execute(executor, job.task.clone(), job.inputs, job.blocks);
+        let _ = done.send(Done {
+            node: job.node,
+            result,
+            start,
+            end: Instant::now(),
+        });
+    }
+}
+
+/// Runs `task`, turning a panic into an error that names it.
+pub(super) fn execute(
+    executor: &dyn Executor,
+    task: Task,
+    inputs: Vec<Value>,
+    blocks: Vec<Block>,
+) -> Result<Vec<Value>> {
+    let run = std::panic::AssertUnwindSafe(|| executor.execute(&task, inputs, blocks));
+    std::panic::catch_unwind(run).unwrap_or_else(|panic| {
+        Err(Error::Invalid(format!(
+            "task {task} failed: {}",
+            panic_message(&panic)
+        )))
+    })
+}
+
+/// The text of a caught panic.
+fn panic_message(panic: &Box<dyn std::any::Any + Send>) -> String {
+    panic
+        .downcast_ref::<String>()
+        .cloned()
+        .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
+        .unwrap_or_else(|| "internal error".into())
+}
