@@ -16,6 +16,7 @@ pub mod liveness;
 pub mod ops;
 pub mod plan;
 pub mod sched;
+pub mod sim;
 pub mod store;
 pub mod tensor;
 pub mod test_matrix;

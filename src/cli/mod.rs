@@ -1,5 +1,6 @@
 //! Command-line parsing (clap) and dispatch to one module per subcommand.
 
+mod calibrate;
 mod default_run;
 mod device_args;
 mod distance;
@@ -10,6 +11,7 @@ mod problem_args;
 mod progress_bar;
 mod report;
 mod run;
+mod simulate;
 mod tiering;
 
 use clap::{Parser, Subcommand};
@@ -38,6 +40,11 @@ enum Command {
     /// Print the memory plan of a run (batch size, tier of every environment, peaks) without
     /// running it.
     Plan(plan::PlanArgs),
+    /// Replay a problem's run on a machine model (same plan, scheduler and policies), printing
+    /// the report a real run would.
+    Simulate(simulate::SimulateArgs),
+    /// Measure a machine model of this machine (kernel rates, copy and disk bandwidths).
+    Calibrate(calibrate::CalibrateArgs),
     /// Sum a trace per pass and lane: busy, idle and stalled time, bytes, bandwidth, GFLOP/s,
     /// and the overlap of I/O with compute.
     Report(report::ReportArgs),
@@ -54,6 +61,8 @@ pub fn main() -> ExitCode {
         Some(Command::Graph(args)) => graph::run(args),
         Some(Command::Plan(args)) => plan::run(args),
         Some(Command::Report(args)) => report::run(args),
+        Some(Command::Simulate(args)) => simulate::run(args),
+        Some(Command::Calibrate(args)) => calibrate::run(args),
     };
     match outcome {
         Ok(()) => ExitCode::SUCCESS,

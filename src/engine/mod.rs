@@ -21,6 +21,7 @@ use crate::error::{Error, Result};
 use crate::graph::{GraphOptions, Op, SweepGraph};
 use crate::plan::{self, Drift, MemoryProfile, Plan, PlanRequest, Tier};
 use crate::sched::{self, Governor, PrefetchPolicy, Progress, RunLog, SchedOptions};
+use crate::sim::{MachineModel, ModelExecutor};
 use crate::store::{DiskTier, Throttle};
 use crate::train::{Stack, StackShape, Train};
 use executor::TaskRouter;
@@ -176,7 +177,6 @@ impl Engine {
         sink: &dyn CoreSink,
     ) -> Result<(Report, RunLog)> {
         let disk = self.disk_tier(graph)?;
-        let pool = Arc::new(self.device_pool()?);
         let router = TaskRouter {
             graph,
             backend: self.backend.as_ref(),
@@ -185,24 +185,7 @@ impl Engine {
             disk: disk.as_ref(),
             slots: Default::default(),
         };
-        let device = &self.tiering.device;
-        let governor = Governor::new(
-            pool.clone(),
-            device.recovery_budget,
-            device.capacity_schedule.clone(),
-        );
-        let profile = self
-            .tiering
-            .budgets
-            .as_ref()
-            .map(|_| MemoryProfile::of(graph, self.drift()));
-        let cap = profile
-            .as_ref()
-            .map(|p| p.process_peak(self.backend.shares_host_memory()));
-        let sched = SchedOptions {
-            spare_memory_by_step: profile.map(|p| p.spare_by_step()),
-            ..self.sched_options()
-        };
+        let (sched, governor, cap) = self.schedule(graph)?;
         alloc::set_cap(cap);
         tracing::info!(
             sites = graph.sites(),
@@ -230,6 +213,46 @@ impl Engine {
         report.blocks_mapped = after.mapped - blocks.mapped;
         report.blocks_released = after.unmapped - blocks.unmapped;
         Ok((report, log))
+    }
+
+    /// Simulates the run of `graph` on `machine`: the same plan, scheduler, prefetch policy and
+    /// memory governor, with each task taking the time the model gives it (the disk lanes capped
+    /// by the tiering's disk bandwidth). Returns the report and log of the modelled run.
+    pub fn simulate(&self, graph: &SweepGraph, machine: &MachineModel) -> Result<(Report, RunLog)> {
+        let machine = match self.tiering.disk_bandwidth {
+            Some(rate) => machine.clone().with_disk_cap(rate.0),
+            None => machine.clone(),
+        };
+        let (sched, governor, _) = self.schedule(graph)?;
+        let log = sched::simulate(graph, &ModelExecutor::new(graph), sched, governor, &machine)?;
+        let wall = log.events.iter().map(|e| e.end).fold(0.0, f64::max);
+        let mut report = Report::new(graph, &log, wall, self.backend.as_ref());
+        report.backend = format!("model: {}", machine.name);
+        Ok((report, log))
+    }
+
+    /// The scheduler's options, the memory governor over a fresh device pool, and the cap on
+    /// the process's memory that the plan allows (`None` without budgets).
+    fn schedule(&self, graph: &SweepGraph) -> Result<(SchedOptions, Governor, Option<u64>)> {
+        let device = &self.tiering.device;
+        let governor = Governor::new(
+            Arc::new(self.device_pool()?),
+            device.recovery_budget,
+            device.capacity_schedule.clone(),
+        );
+        let profile = self
+            .tiering
+            .budgets
+            .as_ref()
+            .map(|_| MemoryProfile::of(graph, self.drift()));
+        let cap = profile
+            .as_ref()
+            .map(|p| p.process_peak(self.backend.shares_host_memory()));
+        let sched = SchedOptions {
+            spare_memory_by_step: profile.map(|p| p.spare_by_step()),
+            ..self.sched_options()
+        };
+        Ok((sched, governor, cap))
     }
 
     /// The run's device: the device budget as capacity (unlimited without budgets), with the

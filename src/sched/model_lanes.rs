@@ -9,6 +9,9 @@ use std::collections::BinaryHeap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
+/// The least the virtual clock moves on a poll that no task ends in.
+const TICK: Duration = Duration::from_micros(10);
+
 /// How long a task takes on the modelled machine.
 pub trait TaskTimer: Sync {
     /// Seconds `task` runs.
@@ -92,8 +95,10 @@ impl Lanes for ModelLanes<'_> {
         }));
     }
 
+    /// Time moves on by at least [`TICK`] when nothing ends sooner, so a dispatcher polling
+    /// with a zero timeout still sees the clock advance.
     fn recv(&mut self, timeout: Duration) -> Option<Done> {
-        let limit = self.clock.now() + timeout;
+        let limit = self.clock.now() + timeout.max(TICK);
         match self.running.peek() {
             Some(&Reverse((end, index))) if end <= limit => {
                 self.running.pop();

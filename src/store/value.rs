@@ -13,6 +13,8 @@ pub enum Value {
     Memory(Arc<Tensor>, Option<Arc<Block>>),
     /// A tensor written to a scratch file (removed when the last handle drops).
     File(Arc<SpillFile>),
+    /// A value of a simulated run: only its size (and its device block, if on the device).
+    Modelled(u64, Option<Arc<Block>>),
 }
 
 impl Value {
@@ -26,11 +28,17 @@ impl Value {
         Value::Memory(Arc::new(tensor), Some(Arc::new(block)))
     }
 
+    /// A simulated value of `bytes`, holding `block` if it lives on the device.
+    pub fn modelled(bytes: u64, block: Option<Block>) -> Self {
+        Value::Modelled(bytes, block.map(Arc::new))
+    }
+
     /// Bytes it occupies on its tier.
     pub fn bytes(&self) -> u64 {
         match self {
             Value::Memory(t, _) => t.bytes(),
             Value::File(f) => f.bytes(),
+            Value::Modelled(bytes, _) => *bytes,
         }
     }
 
@@ -42,6 +50,7 @@ impl Value {
                 "{what} needs {} in memory, found it on disk",
                 f.path().display()
             ))),
+            Value::Modelled(..) => Err(modelled(what)),
         }
     }
 
@@ -52,6 +61,12 @@ impl Value {
             Value::Memory(..) => Err(Error::Invalid(format!(
                 "{what} reads a spilled file, found a tensor in memory"
             ))),
+            Value::Modelled(..) => Err(modelled(what)),
         }
     }
+}
+
+/// The error for data asked of a value that a simulation only modelled.
+fn modelled(what: &dyn std::fmt::Display) -> Error {
+    Error::Invalid(format!("{what} needs data, found a simulated value"))
 }

@@ -1,0 +1,32 @@
+//! `srcflow calibrate`: measures a machine model of this machine for `srcflow simulate`.
+
+use clap::Args;
+use srcflow::sim::calibrate;
+use srcflow::Result;
+use std::path::PathBuf;
+
+/// Arguments of `srcflow calibrate`.
+#[derive(Args)]
+pub struct CalibrateArgs {
+    /// Where to write the model (JSON).
+    #[arg(long, default_value = "graphs/this-machine.json")]
+    out: PathBuf,
+    /// Where the disk probe and the calibration problem go (removed afterwards).
+    #[arg(long, value_name = "DIR", default_value_os_t = std::env::temp_dir())]
+    scratch_dir: PathBuf,
+    /// Kernel threads (0: one per core).
+    #[arg(long, default_value_t = 0)]
+    threads: usize,
+}
+
+/// Runs `srcflow calibrate`.
+pub fn run(args: CalibrateArgs) -> Result<()> {
+    let model = calibrate(&args.scratch_dir, args.threads)?;
+    model.write(&args.out)?;
+    println!(
+        "{}",
+        serde_json::to_string_pretty(&model).expect("a model serialises")
+    );
+    println!("written to {}", args.out.display());
+    Ok(())
+}

@@ -1,0 +1,46 @@
+//! `srcflow simulate`: the run of a problem replayed on a machine model, with the same plan,
+//! scheduler, prefetch policy and memory governor as a real run; prints the same report and
+//! writes the same trace.
+
+use super::problem_args::ProblemArgs;
+use clap::Args;
+use srcflow::sim::MachineModel;
+use srcflow::trace::write_chrome_trace;
+use srcflow::Result;
+use std::path::PathBuf;
+
+/// Arguments of `srcflow simulate` (only headers of the problem are read).
+#[derive(Args)]
+pub struct SimulateArgs {
+    #[command(flatten)]
+    problem: ProblemArgs,
+    /// The machine model (JSON; `srcflow calibrate` writes one of this machine).
+    #[arg(long, value_name = "FILE")]
+    model: PathBuf,
+    /// Write a Chrome trace of the simulated run.
+    #[arg(long, value_name = "FILE")]
+    trace: Option<PathBuf>,
+    /// Print the report as JSON.
+    #[arg(long)]
+    json: bool,
+}
+
+/// Runs `srcflow simulate`.
+pub fn run(args: SimulateArgs) -> Result<()> {
+    let machine = MachineModel::read(&args.model)?;
+    let (problem, engine) = args.problem.open(0, 0)?;
+    let (graph, _) = engine.prepare(problem.shape())?;
+    let (report, log) = engine.simulate(&graph, &machine)?;
+    if let Some(path) = &args.trace {
+        write_chrome_trace(path, &graph, &log)?;
+    }
+    if args.json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&report).expect("report serialises")
+        );
+    } else {
+        println!("{report}");
+    }
+    Ok(())
+}

@@ -1,0 +1,153 @@
+//! `MachineModel`: how fast a machine computes each kernel and moves bytes on each lane, read
+//! from JSON (`graphs/*.json`).
+
+use crate::error::{Error, Result};
+use crate::graph::{Lane, Op, Task};
+use crate::sched::TaskTimer;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::path::Path;
+
+/// Kernels a model must rate.
+const KERNELS: [&str; 6] = ["env", "sketch", "qr", "project", "first", "exact"];
+
+/// A machine as the simulator sees it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MachineModel {
+    /// What the model describes.
+    pub name: String,
+    /// GFLOP/s of each kernel: env, sketch, qr, project, first, exact.
+    pub gflops: BTreeMap<String, f64>,
+    /// Bytes per second of each lane that moves data: io (input and output cores), download,
+    /// upload, disk-write, disk-read.
+    pub bytes_per_s: BTreeMap<String, f64>,
+    /// Seconds every task costs beyond its work (launch, bookkeeping).
+    #[serde(default)]
+    pub task_overhead_s: f64,
+    /// Seconds a kernel's task costs beyond its flops at the kernel's rate, by kernel (small
+    /// GEMMs run below the rate that large ones reach).
+    #[serde(default)]
+    pub kernel_overhead_s: BTreeMap<String, f64>,
+    /// Where the numbers come from and what the model leaves out.
+    #[serde(default)]
+    pub notes: Vec<String>,
+}
+
+impl MachineModel {
+    /// Reads and checks a model; errors name the file and the field.
+    pub fn read(path: &Path) -> Result<Self> {
+        let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
+        let model: MachineModel = serde_json::from_str(&text).map_err(|e| Error::Manifest {
+            path: path.to_path_buf(),
+            message: format!("not a machine model: {e}"),
+        })?;
+        model.check().map_err(|message| Error::Manifest {
+            path: path.to_path_buf(),
+            message,
+        })?;
+        Ok(model)
+    }
+
+    /// Writes the model as pretty JSON.
+    pub fn write(&self, path: &Path) -> Result<()> {
+        let text = serde_json::to_string_pretty(self).expect("a model serialises");
+        crate::trace::write_whole(path, &text)
+    }
+
+    /// Every kernel and lane rated, with positive, finite rates.
+    fn check(&self) -> std::result::Result<(), String> {
+        let lanes = Lane::ALL.iter().filter(|&&l| l != Lane::Compute);
+        let wanted = KERNELS
+            .iter()
+            .map(|k| ("gflops", &self.gflops, *k))
+            .chain(lanes.map(|l| ("bytes_per_s", &self.bytes_per_s, l.name())));
+        for (field, rates, key) in wanted {
+            match rates.get(key) {
+                Some(&r) if r.is_finite() && r > 0.0 => {}
+                Some(r) => return Err(format!("{field}.{key} must be positive, found {r}")),
+                None => return Err(format!("{field}.{key} is missing")),
+            }
+        }
+        if !(self.task_overhead_s.is_finite() && self.task_overhead_s >= 0.0) {
+            return Err(format!(
+                "task_overhead_s must be 0 or more, found {}",
+                self.task_overhead_s
+            ));
+        }
+        Ok(())
+    }
+
+    /// The same machine with its disk lanes no faster than `rate` bytes per second.
+    pub fn with_disk_cap(mut self, rate: f64) -> Self {
+        for lane in [Lane::DiskRead, Lane::DiskWrite] {
+            if let Some(r) = self.bytes_per_s.get_mut(lane.name()) {
+                *r = r.min(rate);
+            }
+        }
+        self
+    }
+}
+
+impl TaskTimer for MachineModel {
+    fn seconds(&self, task: &Task) -> f64 {
+        let work = match task.lane {
+            Lane::Compute => {
+                let kernel = kernel(task.op);
+                let fixed = self.kernel_overhead_s.get(kernel).copied().unwrap_or(0.0);
+                fixed + task.flops / (self.gflops[kernel] * 1e9)
+            }
+            lane => task.moved_bytes as f64 / self.bytes_per_s[lane.name()],
+        };
+        self.task_overhead_s + work
+    }
+}
+
+/// The kernel whose rate times a compute task.
+fn kernel(op: Op) -> &'static str {
+    op.name()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn model() -> MachineModel {
+        let gflops = KERNELS.iter().map(|k| (k.to_string(), 10.0)).collect();
+        let bytes_per_s = Lane::ALL
+            .iter()
+            .filter(|&&l| l != Lane::Compute)
+            .map(|l| (l.name().to_string(), 1e9))
+            .collect();
+        MachineModel {
+            name: "test".into(),
+            gflops,
+            bytes_per_s,
+            task_overhead_s: 0.0,
+            kernel_overhead_s: BTreeMap::new(),
+            notes: vec![],
+        }
+    }
+
+    #[test]
+    fn a_model_round_trips_and_missing_rates_are_named() {
+        let tmp = tempfile::tempdir().unwrap();
+        let path = tmp.path().join("m.json");
+        model().write(&path).unwrap();
+        assert_eq!(MachineModel::read(&path).unwrap(), model());
+        let mut broken = model();
+        broken.gflops.remove("qr");
+        broken.write(&path).unwrap();
+        let err = MachineModel::read(&path).unwrap_err().to_string();
+        assert!(err.contains("gflops.qr") && err.contains("m.json"), "{err}");
+        std::fs::write(&path, "{\"name\": 1}").unwrap();
+        assert!(MachineModel::read(&path).is_err());
+    }
+
+    #[test]
+    fn a_disk_cap_slows_only_the_disk_lanes() {
+        let capped = model().with_disk_cap(1e6);
+        assert_eq!(capped.bytes_per_s["disk-read"], 1e6);
+        assert_eq!(capped.bytes_per_s["upload"], 1e9);
+    }
+}

@@ -1,0 +1,121 @@
+//! The simulator: a sweep replayed on a machine model by the real scheduler, on a virtual clock —
+//! deterministic, timed exactly as the model says, sensitive to the prefetch policy, and traced
+//! like a real run.
+
+mod common;
+
+use common::*;
+use srcflow::engine::Tiering;
+use srcflow::graph::Lane;
+use srcflow::plan::Bandwidth;
+use srcflow::sched::Prefetch;
+use srcflow::sim::MachineModel;
+use srcflow::trace::chrome_trace;
+use std::collections::BTreeMap;
+
+/// A machine computing every kernel at 10 GFLOP/s and moving 1 GB/s on every lane.
+fn machine() -> MachineModel {
+    let kernels = ["env", "sketch", "qr", "project", "first", "exact"];
+    let lanes = Lane::ALL.iter().filter(|&&l| l != Lane::Compute);
+    MachineModel {
+        name: "test machine".into(),
+        gflops: kernels.iter().map(|k| (k.to_string(), 10.0)).collect(),
+        bytes_per_s: lanes.map(|l| (l.name().to_string(), 1e9)).collect(),
+        task_overhead_s: 1e-4,
+        kernel_overhead_s: BTreeMap::new(),
+        notes: vec![],
+    }
+}
+
+#[test]
+fn an_in_memory_run_takes_the_modelled_compute_time() {
+    let stack = problem();
+    let scratch = tempfile::tempdir().unwrap();
+    let engine = engine(PLENTY, PLENTY, scratch.path(), None);
+    let (graph, _) = engine.prepare(&stack.shape()).unwrap();
+    let (report, log) = engine.simulate(&graph, &machine()).unwrap();
+    let compute: Vec<_> = graph
+        .graph
+        .node_weights()
+        .filter(|t| t.lane == Lane::Compute)
+        .collect();
+    let modelled: f64 = compute.iter().map(|t| 1e-4 + t.flops / 10e9).sum();
+    let rounding = 1e-9 * compute.len() as f64;
+    assert!(
+        (report.compute_busy_s - modelled).abs() <= rounding,
+        "compute busy {} s, modelled {modelled} s (the clock counts whole nanoseconds)",
+        report.compute_busy_s
+    );
+    assert!(report.wall_s >= modelled && report.wall_s <= 1.2 * modelled);
+    assert_eq!(log.events.len(), graph.graph.node_count());
+    let again = engine.simulate(&graph, &machine()).unwrap().0;
+    assert_eq!(again.wall_s, report.wall_s, "a simulation is deterministic");
+    check_trace(&chrome_trace(&graph, &log));
+}
+
+#[test]
+fn on_a_slow_disk_prefetching_beats_fetching_on_demand() {
+    let stack = problem();
+    let scratch = tempfile::tempdir().unwrap();
+    let (device, host) = budgets_for_every_tier(&stack, scratch.path(), None);
+    let wall = |prefetch| {
+        let tiering = Tiering {
+            prefetch,
+            disk_bandwidth: Some(Bandwidth(2e6)),
+            ..Tiering::default()
+        };
+        let engine = engine_with(device, host, scratch.path(), None, tiering);
+        let (graph, _) = engine.prepare(&stack.shape()).unwrap();
+        engine.simulate(&graph, &machine()).unwrap().0
+    };
+    let on_demand = wall(Prefetch::None);
+    let ahead = wall(Prefetch::default());
+    assert!(on_demand.stalls_right_to_left.environments_s > 0.0);
+    assert!(
+        ahead.wall_s < on_demand.wall_s,
+        "bandwidth-aware {} s, on demand {} s",
+        ahead.wall_s,
+        on_demand.wall_s
+    );
+    assert!(ahead.environments.get("disk").is_some_and(|&n| n > 0));
+    assert_empty(scratch.path());
+}
+
+#[test]
+fn simulate_and_calibrate_on_the_command_line() {
+    let tmp = tempfile::tempdir().unwrap();
+    let model = tmp.path().join("model.json");
+    let calibrated = srcflow(&["calibrate", "--out", model.to_str().unwrap()])
+        .arg("--scratch-dir")
+        .arg(tmp.path())
+        .output()
+        .unwrap();
+    assert!(calibrated.status.success(), "{}", stderr(&calibrated));
+    let leftovers = std::fs::read_dir(tmp.path()).unwrap().count();
+    assert_eq!(leftovers, 1, "only the model is left");
+    let dir = tmp.path().join("problem");
+    srcflow::io::write_stack(&dir, &problem()).unwrap();
+    let simulated = srcflow(&["simulate", dir.to_str().unwrap(), "--chi-out", "32"])
+        .args(["--model", model.to_str().unwrap(), "--json"])
+        .output()
+        .unwrap();
+    assert!(simulated.status.success(), "{}", stderr(&simulated));
+    let report: serde_json::Value = serde_json::from_slice(&simulated.stdout).unwrap();
+    assert!(report["wall_s"].as_f64().unwrap() > 0.0);
+    assert!(report["backend"].as_str().unwrap().starts_with("model: "));
+    std::fs::write(
+        &model,
+        r#"{"name": "broken", "gflops": {}, "bytes_per_s": {}}"#,
+    )
+    .unwrap();
+    let refused = srcflow(&["simulate", dir.to_str().unwrap(), "--chi-out", "32"])
+        .args(["--model", model.to_str().unwrap()])
+        .output()
+        .unwrap();
+    let message = stderr(&refused);
+    assert!(!refused.status.success());
+    assert!(
+        message.contains("model.json") && message.contains("gflops.env"),
+        "{message}"
+    );
+}
