@@ -50,6 +50,16 @@ enum Command {
     Report(report::ReportArgs),
 }
 
+/// Prints a run's report as text, or as JSON with `json`.
+fn print_report(report: &srcflow::Report, json: bool) {
+    if json {
+        let text = serde_json::to_string_pretty(report).expect("report serialises");
+        println!("{text}");
+    } else {
+        println!("{report}");
+    }
+}
+
 /// Parses the command line, runs it, and turns errors into a message and exit code 1.
 pub fn main() -> ExitCode {
     let cli = Cli::parse();

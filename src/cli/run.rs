@@ -1,5 +1,6 @@
 //! `srcflow run`: the compressed product of a problem directory, written to a new directory.
 
+use super::print_report;
 use super::problem_args::ProblemArgs;
 use super::progress_bar::SweepProgressBar;
 use clap::Args;
@@ -68,13 +69,8 @@ pub fn run(args: RunArgs) -> Result<()> {
         }
         return Err(e);
     }
-    if args.json {
-        println!(
-            "{}",
-            serde_json::to_string_pretty(&report).expect("report serialises")
-        );
-    } else {
-        println!("{report}");
+    print_report(&report, args.json);
+    if !args.json {
         println!("output         {}", args.out.display());
     }
     Ok(())

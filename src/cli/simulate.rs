@@ -2,6 +2,7 @@
 //! scheduler, prefetch policy and memory governor as a real run; prints the same report and
 //! writes the same trace.
 
+use super::print_report;
 use super::problem_args::ProblemArgs;
 use clap::Args;
 use srcflow::sim::MachineModel;
@@ -34,13 +35,6 @@ pub fn run(args: SimulateArgs) -> Result<()> {
     if let Some(path) = &args.trace {
         write_chrome_trace(path, &graph, &log)?;
     }
-    if args.json {
-        println!(
-            "{}",
-            serde_json::to_string_pretty(&report).expect("report serialises")
-        );
-    } else {
-        println!("{report}");
-    }
+    print_report(&report, args.json);
     Ok(())
 }
