@@ -23,6 +23,7 @@ fn machine() -> MachineModel {
         bytes_per_s: lanes.map(|l| (l.name().to_string(), 1e9)).collect(),
         task_overhead_s: 1e-4,
         kernel_overhead_s: BTreeMap::new(),
+        device_has_own_memory: false,
         notes: vec![],
     }
 }

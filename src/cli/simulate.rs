@@ -30,7 +30,7 @@ pub struct SimulateArgs {
 pub fn run(args: SimulateArgs) -> Result<()> {
     let machine = MachineModel::read(&args.model)?;
     let (problem, engine) = args.problem.open(0, 0)?;
-    let (graph, _) = engine.prepare(problem.shape())?;
+    let (graph, _) = engine.prepare_on(problem.shape(), &machine)?;
     let (report, log) = engine.simulate(&graph, &machine)?;
     if let Some(path) = &args.trace {
         write_chrome_trace(path, &graph, &log)?;

@@ -110,6 +110,24 @@ impl Engine {
 
     /// The graph this engine would run for `stack`, with its plan when budgets are set.
     pub fn prepare(&self, stack: &StackShape) -> Result<(SweepGraph, Option<Plan>)> {
+        self.prepare_for(stack, self.backend.shares_host_memory())
+    }
+
+    /// The graph and plan for `stack` on a modelled machine (a GPU has memory of its own).
+    pub fn prepare_on(
+        &self,
+        stack: &StackShape,
+        machine: &MachineModel,
+    ) -> Result<(SweepGraph, Option<Plan>)> {
+        self.prepare_for(stack, !machine.device_has_own_memory)
+    }
+
+    /// The graph and plan for `stack`; `shared_memory` when device memory is host memory.
+    fn prepare_for(
+        &self,
+        stack: &StackShape,
+        shared_memory: bool,
+    ) -> Result<(SweepGraph, Option<Plan>)> {
         let Some(budgets) = &self.tiering.budgets else {
             return Ok((SweepGraph::build(stack, &self.options.graph())?, None));
         };
@@ -119,7 +137,7 @@ impl Engine {
             batch_cols: self.options.batch_cols,
             budgets,
             drift: self.drift(),
-            shared_memory: self.backend.shares_host_memory(),
+            shared_memory,
         };
         let (plan, graph) = plan::plan(&request)?;
         tracing::info!(

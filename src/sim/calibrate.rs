@@ -64,6 +64,7 @@ fn measure(work: &Path, threads: usize) -> Result<MachineModel> {
         bytes_per_s: bytes_per_s.iter().map(|&(k, v)| (k.into(), v)).collect(),
         task_overhead_s: 0.0,
         kernel_overhead_s: fixed,
+        device_has_own_memory: false,
         notes: vec![
             "kernels: seconds = overhead + flops / rate, fitted by least squares to every task of two sweeps of a random MPO·MPS (20 sites, MPO bond 16, bond = chi = 128 and 256) read from disk".into(),
             "exact: rated as env (the two-site path is not measured)".into(),

@@ -29,6 +29,10 @@ pub struct MachineModel {
     /// GEMMs run below the rate that large ones reach).
     #[serde(default)]
     pub kernel_overhead_s: BTreeMap<String, f64>,
+    /// True for a device with memory of its own (a GPU): its budget is apart from the host's.
+    /// False (the default) when the device is host memory, as on the CPU backend.
+    #[serde(default)]
+    pub device_has_own_memory: bool,
     /// Where the numbers come from and what the model leaves out.
     #[serde(default)]
     pub notes: Vec<String>,
@@ -125,6 +129,7 @@ mod tests {
             bytes_per_s,
             task_overhead_s: 0.0,
             kernel_overhead_s: BTreeMap::new(),
+            device_has_own_memory: false,
             notes: vec![],
         }
     }
