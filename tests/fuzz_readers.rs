@@ -1,4 +1,5 @@
-//! Hostile input: every reader gets random and mutated input and must answer with a value or an
+//! Hostile input: every reader (`.npy`, `manifest.json`, machine models, command-line values,
+//! graph JSON) gets random and mutated input and must answer with a value or an
 //! error — never a panic, never an allocation sized by a claimed shape that the file does not
 //! back. `SRCFLOW_FUZZ_CASES` sets the inputs per target (300 by default, for CI);
 //! `tools/fuzz.sh` runs many more for a bounded time and prints how many were tried.
@@ -10,6 +11,7 @@ use srcflow::device::{CapacitySchedule, OomFault};
 use srcflow::io::{npy, ProblemDir};
 use srcflow::plan::{Bandwidth, ByteSize};
 use srcflow::sched::Prefetch;
+use srcflow::sim::MachineModel;
 use srcflow::store::DiskFault;
 use srcflow::{SweepGraph, Tensor, C64};
 use std::path::Path;
@@ -163,5 +165,36 @@ fn graph_json_survives_random_text() {
     ];
     fuzz("graph JSON", input, |text| {
         let _ = SweepGraph::from_json(&text, origin);
+    });
+}
+
+#[test]
+fn machine_models_survive_random_and_mutated_json() {
+    let tmp = tempfile::tempdir().unwrap();
+    let path = tmp.path().join("model.json");
+    let valid = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/graphs/this-machine.json"
+    ))
+    .unwrap();
+    let len = valid.len();
+    let input = prop_oneof![
+        "[ -~]{0,200}".boxed(),
+        vec((0..len, any::<u8>()), 1..6)
+            .prop_map(move |edits| {
+                let mut bytes = valid.clone().into_bytes();
+                for (at, b) in edits {
+                    bytes[at] = b;
+                }
+                bytes
+            })
+            .prop_map(|bytes| String::from_utf8_lossy(&bytes).into_owned())
+            .boxed(),
+    ];
+    fuzz("machine model JSON", input, |text| {
+        std::fs::write(&path, text).unwrap();
+        if let Ok(model) = MachineModel::read(&path) {
+            assert!(model.gflops.values().all(|&r| r > 0.0 && r.is_finite()));
+        }
     });
 }

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Fuzzes every reader (.npy headers and payloads, manifest.json, command-line sizes, rates,
-# policies and faults, graph JSON) with random and mutated input for a bounded time; prints how
-# many inputs each target tried. Fails on the first panic, with the input that caused it.
+# Fuzzes every reader (.npy headers and payloads, manifest.json, machine models, command-line
+# sizes, rates, policies and faults, graph JSON) with random and mutated input for a bounded
+# time; prints how many inputs each target tried. Fails on the first panic, with its input.
 #
 #   tools/fuzz.sh                      # 100000 inputs per target, at most 15 minutes
 #   CASES=5000 LIMIT=120 tools/fuzz.sh
