@@ -8,9 +8,11 @@
 //! column is refused is the cache released, and admission starts again from the top: a
 //! release never by itself admits work. The first release is free; later ones must fit the
 //! recovery budget (a fraction of the compute time done so far) with a release's cost to
-//! spare. An allocation that fails inside a task releases the cache (within the same budget)
-//! and splits the node; the split is remembered for that kernel when the memory really is
-//! short (the request still does not fit after the release). A watchdog ends a run that
+//! spare. Blocks are allocated when a task is launched; an allocation that fails then (or
+//! inside a kernel, for backends that allocate there) releases the cache (within the same
+//! budget) and splits the node, or retries a task without a batch; the split is remembered
+//! for that kernel when the memory really is short (the request still does not fit after the
+//! release). A watchdog ends a run that
 //! makes no progress while memory is being reclaimed with an error that names the task.
 
 use super::{MemoryEvent, MemoryEventKind};
