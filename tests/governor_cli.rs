@@ -4,16 +4,7 @@
 mod common;
 
 use common::*;
-use srcflow::io::write_stack;
 use srcflow::SweepGraph;
-use std::path::Path;
-
-/// Writes the test problem under `dir`; returns its path.
-fn problem_dir(dir: &Path) -> String {
-    let path = dir.join("problem");
-    write_stack(&path, &problem()).unwrap();
-    path.to_str().unwrap().into()
-}
 
 #[test]
 fn a_fragmented_run_shows_its_rewrites_in_the_graph_dump_the_trace_and_the_report() {

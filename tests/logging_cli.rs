@@ -4,14 +4,12 @@
 mod common;
 
 use common::*;
-use srcflow::io::write_stack;
 
 /// Runs the test problem with `RUST_LOG` set to `filter` (unset for `None`); returns stderr.
 fn run_logged(filter: Option<&str>, extra: &[&str]) -> String {
     let tmp = tempfile::tempdir().unwrap();
-    let dir = tmp.path().join("problem");
-    write_stack(&dir, &problem()).unwrap();
-    let mut command = srcflow(&["run", dir.to_str().unwrap(), "--chi-out", "32"]);
+    let dir = problem_dir(tmp.path());
+    let mut command = srcflow(&["run", &dir, "--chi-out", "32"]);
     command.arg("--out").arg(tmp.path().join("out")).args(extra);
     command.env_remove("RUST_LOG");
     if let Some(filter) = filter {

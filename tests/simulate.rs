@@ -94,9 +94,8 @@ fn simulate_and_calibrate_on_the_command_line() {
     assert!(calibrated.status.success(), "{}", stderr(&calibrated));
     let leftovers = std::fs::read_dir(tmp.path()).unwrap().count();
     assert_eq!(leftovers, 1, "only the model is left");
-    let dir = tmp.path().join("problem");
-    srcflow::io::write_stack(&dir, &problem()).unwrap();
-    let simulated = srcflow(&["simulate", dir.to_str().unwrap(), "--chi-out", "32"])
+    let dir = problem_dir(tmp.path());
+    let simulated = srcflow(&["simulate", &dir, "--chi-out", "32"])
         .args(["--model", model.to_str().unwrap(), "--json"])
         .output()
         .unwrap();
@@ -109,7 +108,7 @@ fn simulate_and_calibrate_on_the_command_line() {
         r#"{"name": "broken", "gflops": {}, "bytes_per_s": {}}"#,
     )
     .unwrap();
-    let refused = srcflow(&["simulate", dir.to_str().unwrap(), "--chi-out", "32"])
+    let refused = srcflow(&["simulate", &dir, "--chi-out", "32"])
         .args(["--model", model.to_str().unwrap()])
         .output()
         .unwrap();

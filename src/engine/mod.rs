@@ -237,6 +237,7 @@ impl Engine {
     /// memory governor, with each task taking the time the model gives it (the disk lanes capped
     /// by the tiering's disk bandwidth). Returns the report and log of the modelled run.
     pub fn simulate(&self, graph: &SweepGraph, machine: &MachineModel) -> Result<(Report, RunLog)> {
+        machine.validate()?;
         let machine = match self.tiering.disk_bandwidth {
             Some(rate) => machine.clone().with_disk_cap(rate.0),
             None => machine.clone(),

@@ -2,7 +2,7 @@
 //! from JSON (`graphs/*.json`).
 
 use crate::error::{Error, Result};
-use crate::graph::{Lane, Op, Task};
+use crate::graph::{Lane, Task};
 use crate::sched::TaskTimer;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -53,6 +53,13 @@ impl MachineModel {
         Ok(model)
     }
 
+    /// Fails unless every kernel and lane has a positive, finite rate (a model built in code
+    /// rather than read is checked before it is used).
+    pub fn validate(&self) -> Result<()> {
+        self.check()
+            .map_err(|message| Error::Invalid(format!("machine model '{}': {message}", self.name)))
+    }
+
     /// Writes the model as pretty JSON.
     pub fn write(&self, path: &Path) -> Result<()> {
         let text = serde_json::to_string_pretty(self).expect("a model serialises");
@@ -97,7 +104,7 @@ impl TaskTimer for MachineModel {
     fn seconds(&self, task: &Task) -> f64 {
         let work = match task.lane {
             Lane::Compute => {
-                let kernel = kernel(task.op);
+                let kernel = task.op.name();
                 let fixed = self.kernel_overhead_s.get(kernel).copied().unwrap_or(0.0);
                 fixed + task.flops / (self.gflops[kernel] * 1e9)
             }
@@ -105,11 +112,6 @@ impl TaskTimer for MachineModel {
         };
         self.task_overhead_s + work
     }
-}
-
-/// The kernel whose rate times a compute task.
-fn kernel(op: Op) -> &'static str {
-    op.name()
 }
 
 #[cfg(test)]

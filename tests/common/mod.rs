@@ -118,3 +118,10 @@ pub fn srcflow(args: &[&str]) -> Command {
 pub fn stderr(output: &Output) -> String {
     String::from_utf8_lossy(&output.stderr).into_owned()
 }
+
+/// Writes the test problem to `dir/problem`; returns that path as text (for command lines).
+pub fn problem_dir(dir: &Path) -> String {
+    let path = dir.join("problem");
+    srcflow::io::write_stack(&path, &problem()).unwrap();
+    path.to_str().unwrap().into()
+}
