@@ -2,7 +2,7 @@
 
 use petgraph::algo::toposort;
 use srcflow::gen::{random_mpo, random_mps};
-use srcflow::graph::{GraphOptions, Op};
+use srcflow::graph::{DataId, GraphOptions, Op};
 use srcflow::{Layer, Stack, SweepGraph};
 use std::path::Path;
 
@@ -21,8 +21,8 @@ fn graph(batch_cols: Option<usize>) -> SweepGraph {
     SweepGraph::build(
         &stack.shape(),
         &GraphOptions {
-            chi_out: 10,
             batch_cols,
+            ..GraphOptions::new(10)
         },
     )
     .unwrap()
@@ -127,4 +127,49 @@ fn placement_puts_spill_and_fetch_tasks_between_an_env_and_its_sketch() {
     );
     let again = g.place_environments(&tiers).unwrap_err().to_string();
     assert!(again.contains("already placed"), "{again}");
+}
+
+#[test]
+fn an_oversampled_graph_sketches_wider_and_ends_with_a_rounding_sweep() {
+    let plain = graph(None);
+    let stack = plain.stack.clone();
+    let options = GraphOptions {
+        oversample: 1.5,
+        ..GraphOptions::new(10)
+    };
+    let g = SweepGraph::build(&stack, &options).unwrap();
+    assert_eq!((g.sketch, g.chi_out), (15, 10));
+    let count = |op: Op| g.graph.node_weights().filter(|t| t.op == op).count();
+    assert_eq!(count(Op::Round), 6);
+    assert_eq!(
+        count(Op::StoreDraft),
+        5,
+        "site 0 goes straight to the rounding"
+    );
+    assert_eq!(count(Op::LoadDraft), 5);
+    assert_eq!(count(Op::WriteSite), 6);
+    for task in g.graph.node_weights().filter(|t| t.op == Op::WriteSite) {
+        assert_eq!(task.inputs, vec![DataId::Rounded { site: task.site }]);
+    }
+    let order: Vec<usize> = g
+        .nodes_in_order()
+        .into_iter()
+        .filter(|&n| g.graph[n].op == Op::Round)
+        .map(|n| g.graph[n].site)
+        .collect();
+    assert_eq!(
+        order,
+        (0..6).collect::<Vec<_>>(),
+        "the rounding runs left to right"
+    );
+    let back = SweepGraph::from_json(&g.to_json(), Path::new("graph.json")).unwrap();
+    assert_eq!(back.graph.node_count(), g.graph.node_count());
+    assert_eq!(
+        plain
+            .graph
+            .node_weights()
+            .filter(|t| t.op == Op::Round)
+            .count(),
+        0
+    );
 }

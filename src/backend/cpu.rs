@@ -118,7 +118,19 @@ fn run_task(
             &label(legs::proj_in(k), Arc::clone(&inputs[k])),
             &mut meter,
         ),
-        Op::Qr => return Ok(vec![kernels::orthonormal_basis(&gather_rows(&inputs))]),
+        Op::Qr => {
+            let basis = kernels::orthonormal_basis(&gather_rows(&inputs), graph.qr_cutoff())?;
+            return Ok(vec![basis]);
+        }
+        Op::Round => {
+            let (carry, draft) = match &inputs[..] {
+                [draft] => (None, draft),
+                [carry, draft] => (Some(&**carry), draft),
+                _ => return Err(Error::Invalid(format!("task {task} needs 1 or 2 inputs"))),
+            };
+            let rounded = kernels::round(carry, draft, graph.chi_out, graph.cutoff)?;
+            return Ok(std::iter::once(rounded.core).chain(rounded.carry).collect());
+        }
         Op::Project => {
             let eta_conj = label(legs::basis(), Arc::new(inputs[0].conj()));
             let s_next = if site + 1 < n {
@@ -131,10 +143,16 @@ fn run_task(
         Op::Exact => {
             let left = kernels::site_product(&cores(&inputs[..k]), &mut meter);
             let right = kernels::site_product(&cores(&inputs[k..]), &mut meter);
-            let (a, b) = kernels::exact_pair(&left.value, &right.value, graph.chi_out)?;
+            let (a, b) =
+                kernels::exact_pair(&left.value, &right.value, graph.chi_out, graph.cutoff)?;
             return Ok(vec![a, b]);
         }
-        Op::ReadSite { .. } | Op::WriteSite | Op::Spill { .. } | Op::Fetch { .. } => {
+        Op::ReadSite { .. }
+        | Op::WriteSite
+        | Op::StoreDraft
+        | Op::LoadDraft
+        | Op::Spill { .. }
+        | Op::Fetch { .. } => {
             return Err(Error::Invalid(format!("task {task} is not a compute task")));
         }
     };

@@ -11,9 +11,17 @@ use std::path::PathBuf;
 pub struct ProblemArgs {
     /// Problem directory (manifest.json + <layer>/<site:05>.npy).
     dir: PathBuf,
-    /// Output bond cap χ̄ (also the sketch size).
+    /// Output bond cap χ̄.
     #[arg(long)]
     chi_out: usize,
+    /// Drop singular values below CUTOFF·σ_max at every bond (χ̄ stays the cap; at least one
+    /// is kept). Applied after each QR, or in the rounding sweep with --oversample.
+    #[arg(long, default_value_t = 0.0)]
+    cutoff: f64,
+    /// Sketch ⌈F·χ̄⌉ columns, then round the bonds back to χ̄ with one SVD sweep: an error
+    /// close to the truncated SVD's, for F ≈ 1.5, at about F² the cost.
+    #[arg(long, value_name = "F", default_value_t = 1.0)]
+    oversample: f64,
     /// Sketch columns per env/sketch task (default: the planner's choice).
     #[arg(long)]
     batch_cols: Option<usize>,
@@ -30,6 +38,8 @@ impl ProblemArgs {
             seed,
             threads,
             batch_cols: self.batch_cols,
+            cutoff: self.cutoff,
+            oversample: self.oversample,
         };
         let engine = Engine::new(options)?.with_tiering(self.tiering.resolve()?);
         Ok((problem, engine))

@@ -16,11 +16,13 @@ impl DeviceRequest {
     /// already been allocated by an earlier slice.
     pub fn of(graph: &SweepGraph, task: &Task, slot_open: bool) -> Self {
         match task.op {
-            Op::ReadSite { .. } => Self::output(graph, task),
+            Op::ReadSite { .. } | Op::LoadDraft => Self::output(graph, task),
             Op::Fetch { from: Tier::Host } => DeviceRequest {
                 blocks: vec![task.moved_bytes],
             },
-            Op::WriteSite | Op::Spill { .. } | Op::Fetch { .. } => DeviceRequest::default(),
+            Op::WriteSite | Op::StoreDraft | Op::Spill { .. } | Op::Fetch { .. } => {
+                DeviceRequest::default()
+            }
             _ if task.within.is_some() => Self::slice(graph, task, task.peak_bytes, slot_open),
             _ => Self::whole(graph, task),
         }

@@ -12,7 +12,7 @@ use crate::plan::Tier;
 use crate::sched::Executor;
 use crate::store::{DiskTier, Value};
 use crate::tensor::{Labeled, Meter, Operand, Tensor};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 /// Routes tasks: reads to the source, writes to the sink, copies to the backend or the disk
 /// tier, and the kernels to the backend.
@@ -23,6 +23,8 @@ pub(super) struct TaskRouter<'a> {
     pub sink: &'a dyn CoreSink,
     pub disk: Option<&'a DiskTier<'a>>,
     pub slots: OutputSlots,
+    /// The bond right of each output core written so far (0 until written).
+    pub bonds: Mutex<Vec<usize>>,
 }
 
 impl Executor for TaskRouter<'_> {
@@ -33,15 +35,21 @@ impl Executor for TaskRouter<'_> {
                 Ok(vec![on_device(core, blocks)])
             }
             Op::WriteSite => {
-                let basis = Labeled {
-                    legs: legs::basis(),
-                    value: inputs[0].in_memory(task)?,
-                };
-                let core = basis
-                    .arrange(&legs::out_core(), &mut Meter::default())
-                    .value;
-                self.sink.write(task.site, Arc::unwrap_or_clone(core))?;
+                let core = train_form(inputs[0].in_memory(task)?);
+                if let Some(bond) = self.lock_bonds().get_mut(task.site) {
+                    *bond = core.shape()[1];
+                }
+                self.sink.write(task.site, core)?;
                 Ok(vec![])
+            }
+            Op::StoreDraft => {
+                let core = train_form(inputs[0].in_memory(task)?);
+                self.sink.keep_draft(task.site, core)?;
+                Ok(vec![Value::InSink])
+            }
+            Op::LoadDraft => {
+                let core = self.sink.take_draft(task.site)?;
+                Ok(vec![on_device(basis_form(core), blocks)])
             }
             Op::Spill { to: Tier::Disk } => {
                 let file = self.disk()?.write(task, &*inputs[0].in_memory(task)?)?;
@@ -76,6 +84,15 @@ impl Executor for TaskRouter<'_> {
 }
 
 impl TaskRouter<'_> {
+    /// The bonds of the written output cores, one per cut.
+    pub fn written_bonds(&self) -> Vec<usize> {
+        self.lock_bonds().clone()
+    }
+
+    fn lock_bonds(&self) -> std::sync::MutexGuard<'_, Vec<usize>> {
+        self.bonds.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
     /// The disk tier, which a graph with disk spills must have been given.
     fn disk(&self) -> Result<&DiskTier<'_>> {
         self.disk.ok_or_else(|| {
@@ -136,6 +153,22 @@ impl TaskRouter<'_> {
             .write(output, axis, rows.start, within.len(), &part);
         Ok(whole.into_iter().collect())
     }
+}
+
+/// An output core in basis form `[OutLeft, Up, Down, OutRight]` turned to train form
+/// `[l, r, u, d]`.
+fn train_form(basis: Arc<Tensor>) -> Tensor {
+    let basis = Labeled {
+        legs: legs::basis(),
+        value: basis,
+    };
+    let core = basis.arrange(&legs::out_core(), &mut Meter::default());
+    Arc::unwrap_or_clone(core.value)
+}
+
+/// An output core in train form `[l, r, u, d]` turned to basis form.
+fn basis_form(core: Tensor) -> Tensor {
+    core.permute(&[0, 2, 3, 1])
 }
 
 /// A tensor on the device holding the first of `blocks` (a plain value when there is none).

@@ -17,7 +17,7 @@ pub use tiering::Tiering;
 use crate::alloc;
 use crate::backend::{Backend, CpuBackend};
 use crate::device::{PoolConfig, SimulatedPool};
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::graph::{GraphOptions, Op, SweepGraph};
 use crate::plan::{self, Drift, MemoryProfile, Plan, PlanRequest, Tier};
 use crate::sched::{self, Governor, PrefetchPolicy, Progress, RunLog, SchedOptions};
@@ -29,9 +29,9 @@ use std::sync::Arc;
 use std::time::Instant;
 
 /// What a user chooses for one SRC run.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Options {
-    /// Output bond cap χ̄ (also the sketch size).
+    /// Output bond cap χ̄.
     pub chi_out: usize,
     /// Seed of the random test matrices.
     pub seed: u64,
@@ -39,6 +39,10 @@ pub struct Options {
     pub threads: usize,
     /// Sketch columns per env/sketch task (`None`: all in one).
     pub batch_cols: Option<usize>,
+    /// Relative singular-value cutoff in `[0, 1)` (0: bonds stay at χ̄ where they can).
+    pub cutoff: f64,
+    /// Sketch `⌈oversample · χ̄⌉` columns, then round to χ̄ by an SVD sweep (1: no rounding).
+    pub oversample: f64,
 }
 
 impl Options {
@@ -49,6 +53,8 @@ impl Options {
             seed: 0,
             threads: 0,
             batch_cols: None,
+            cutoff: 0.0,
+            oversample: 1.0,
         }
     }
 
@@ -57,6 +63,8 @@ impl Options {
         GraphOptions {
             chi_out: self.chi_out,
             batch_cols: self.batch_cols,
+            cutoff: self.cutoff,
+            oversample: self.oversample,
         }
     }
 }
@@ -72,11 +80,7 @@ pub struct Engine {
 impl Engine {
     /// An engine on the CPU backend.
     pub fn new(options: Options) -> Result<Self> {
-        if options.chi_out == 0 {
-            return Err(Error::Invalid(
-                "--chi-out must be at least 1, found 0".into(),
-            ));
-        }
+        options.graph().check()?;
         let backend = Box::new(CpuBackend::new(options.threads, options.seed)?);
         Ok(Engine {
             options,
@@ -133,8 +137,7 @@ impl Engine {
         };
         let request = PlanRequest {
             stack,
-            chi_out: self.options.chi_out,
-            batch_cols: self.options.batch_cols,
+            graph: self.options.graph(),
             budgets,
             drift: self.drift(),
             shared_memory,
@@ -202,6 +205,7 @@ impl Engine {
             sink,
             disk: disk.as_ref(),
             slots: Default::default(),
+            bonds: std::sync::Mutex::new(vec![0; graph.sites() - 1]),
         };
         let (sched, governor, cap) = self.schedule(graph)?;
         alloc::set_cap(cap);
@@ -227,6 +231,7 @@ impl Engine {
             wall_s = report.wall_s,
             "sweep done"
         );
+        report.out_bonds = router.written_bonds();
         let after = alloc::stats();
         report.blocks_mapped = after.mapped - blocks.mapped;
         report.blocks_released = after.unmapped - blocks.unmapped;

@@ -19,7 +19,9 @@ pub struct Report {
     pub layers: usize,
     /// Output bond cap.
     pub chi_out: usize,
-    /// Output bonds, one per cut.
+    /// Sketch columns (⌈oversample · χ̄⌉).
+    pub sketch: usize,
+    /// Output bonds, one per cut: as written (real runs) or their caps (simulations).
     pub out_bonds: Vec<usize>,
     /// Backend name.
     pub backend: String,
@@ -91,7 +93,8 @@ impl Report {
             sites: graph.sites(),
             layers: graph.stack.layers.len(),
             chi_out: graph.chi_out,
-            out_bonds: graph.out_bonds.clone(),
+            sketch: graph.sketch,
+            out_bonds: graph.bond_caps(),
             backend: backend.name().into(),
             threads: backend.threads(),
             left_to_right_s: l2r,
@@ -173,9 +176,11 @@ impl fmt::Display for Report {
         let max_bond = self.out_bonds.iter().max().copied().unwrap_or(1);
         writeln!(
             f,
-            "sites {}, layers {}, chi_out {}, max output bond {}",
-            self.sites, self.layers, self.chi_out, max_bond
+            "sites {}, layers {}, chi_out {}, sketch {}, max output bond {}",
+            self.sites, self.layers, self.chi_out, self.sketch, max_bond
         )?;
+        let bonds: Vec<String> = self.out_bonds.iter().map(|b| b.to_string()).collect();
+        writeln!(f, "bonds          {}", bonds.join(" "))?;
         writeln!(
             f,
             "backend {} with {} thread(s)",

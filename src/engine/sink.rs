@@ -9,12 +9,18 @@ use std::sync::Mutex;
 pub trait CoreSink: Sync {
     /// Takes the output core of `site`.
     fn write(&self, site: usize, core: Tensor) -> Result<()>;
+    /// Keeps a draft of the core of `site` (oversampled, before rounding) until
+    /// [`CoreSink::take_draft`] asks for it.
+    fn keep_draft(&self, site: usize, core: Tensor) -> Result<()>;
+    /// Gives back the draft kept for `site`.
+    fn take_draft(&self, site: usize) -> Result<Tensor>;
 }
 
 /// Collects output cores into an in-memory train.
 pub struct MemorySink {
     kind: Kind,
     cores: Mutex<Vec<Option<Tensor>>>,
+    drafts: Mutex<Vec<Option<Tensor>>>,
 }
 
 impl MemorySink {
@@ -23,6 +29,7 @@ impl MemorySink {
         MemorySink {
             kind,
             cores: Mutex::new(vec![None; sites]),
+            drafts: Mutex::new(vec![None; sites]),
         }
     }
 
@@ -44,5 +51,16 @@ impl CoreSink for MemorySink {
     fn write(&self, site: usize, core: Tensor) -> Result<()> {
         self.cores.lock().expect("no writer panicked")[site] = Some(core);
         Ok(())
+    }
+
+    fn keep_draft(&self, site: usize, core: Tensor) -> Result<()> {
+        self.drafts.lock().expect("no writer panicked")[site] = Some(core);
+        Ok(())
+    }
+
+    fn take_draft(&self, site: usize) -> Result<Tensor> {
+        self.drafts.lock().expect("no writer panicked")[site]
+            .take()
+            .ok_or_else(|| Error::Invalid(format!("no draft of output site {site} was kept")))
     }
 }

@@ -9,33 +9,76 @@ use petgraph::stable_graph::{NodeIndex, StableDiGraph};
 use std::collections::HashMap;
 
 /// Choices that shape the graph.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub struct GraphOptions {
-    /// Output bond cap χ̄ (also the number of sketch columns).
+    /// Output bond cap χ̄.
     pub chi_out: usize,
     /// Sketch columns per env/sketch task; `None` puts all columns in one task.
     pub batch_cols: Option<usize>,
+    /// Relative singular-value cutoff in `[0, 1)`: bonds drop singular values below
+    /// `cutoff · σ_max` (0: keep χ̄).
+    pub cutoff: f64,
+    /// Sketch `⌈oversample · χ̄⌉` columns (at least 1); above χ̄, an SVD rounding sweep brings
+    /// the bonds back to χ̄.
+    pub oversample: f64,
+}
+
+impl GraphOptions {
+    /// Options for output bond `chi_out`, everything else at its default.
+    pub fn new(chi_out: usize) -> Self {
+        GraphOptions {
+            chi_out,
+            batch_cols: None,
+            cutoff: 0.0,
+            oversample: 1.0,
+        }
+    }
+
+    /// Checks every choice; the error names the option and the value found.
+    pub fn check(&self) -> Result<()> {
+        if self.chi_out == 0 {
+            return Err(Error::Invalid(
+                "--chi-out must be at least 1, found 0".into(),
+            ));
+        }
+        if self.batch_cols == Some(0) {
+            return Err(Error::Invalid(
+                "the batch size must be at least 1 column, found 0".into(),
+            ));
+        }
+        if !(0.0..1.0).contains(&self.cutoff) {
+            return Err(Error::Invalid(format!(
+                "--cutoff must be in [0, 1), found {}",
+                self.cutoff
+            )));
+        }
+        if !(self.oversample.is_finite() && self.oversample >= 1.0) {
+            return Err(Error::Invalid(format!(
+                "--oversample must be a finite factor of at least 1, found {}",
+                self.oversample
+            )));
+        }
+        Ok(())
+    }
+
+    /// Number of sketch columns: `⌈oversample · χ̄⌉`.
+    pub fn sketch(&self) -> usize {
+        let columns = (self.oversample * self.chi_out as f64).ceil();
+        (columns as usize).max(self.chi_out)
+    }
 }
 
 impl SweepGraph {
     /// Builds the graph of one SRC sweep over `stack`.
     pub fn build(stack: &StackShape, options: &GraphOptions) -> Result<SweepGraph> {
         stack.check(None)?;
-        if options.chi_out == 0 {
-            return Err(Error::Invalid(
-                "--chi-out must be at least 1, found 0".into(),
-            ));
-        }
-        if options.batch_cols == Some(0) {
-            return Err(Error::Invalid(
-                "the batch size must be at least 1 column, found 0".into(),
-            ));
-        }
-        let sketch = options.chi_out;
+        options.check()?;
+        let sketch = options.sketch();
         let batch = options.batch_cols.unwrap_or(sketch).min(sketch);
         let mut builder = Builder {
             stack,
             out_bonds: output_bonds(stack, sketch),
+            chi_out: options.chi_out,
             batches: (0..sketch)
                 .step_by(batch)
                 .map(|s| Cols {
@@ -50,6 +93,9 @@ impl SweepGraph {
         } else {
             builder.left_to_right();
             builder.right_to_left();
+            if builder.rounds() {
+                builder.rounding();
+            }
         }
         let out_bonds = builder.out_bonds.clone();
         Ok(SweepGraph {
@@ -57,6 +103,7 @@ impl SweepGraph {
             stack: stack.clone(),
             chi_out: options.chi_out,
             sketch,
+            cutoff: options.cutoff,
             out_bonds,
         })
     }
@@ -70,6 +117,7 @@ impl SweepGraph {
         let builder = Builder {
             stack: &self.stack,
             out_bonds: self.out_bonds.clone(),
+            chi_out: self.chi_out,
             batches: Vec::new(),
             tasks: Vec::new(),
         };
@@ -83,7 +131,7 @@ impl SweepGraph {
 }
 
 /// Output bonds, right to left: the bond left of site j is min(s, phys_j · bond right of j).
-fn output_bonds(stack: &StackShape, sketch: usize) -> Vec<usize> {
+pub(super) fn output_bonds(stack: &StackShape, sketch: usize) -> Vec<usize> {
     let n = stack.sites();
     let mut bonds = vec![0; n - 1];
     let mut right = 1;
@@ -117,6 +165,7 @@ fn connect(tasks: Vec<Task>) -> StableDiGraph<Task, DataId> {
 struct Builder<'a> {
     stack: &'a StackShape,
     out_bonds: Vec<usize>,
+    chi_out: usize,
     batches: Vec<Cols>,
     tasks: Vec<Task>,
 }
@@ -272,20 +321,81 @@ impl Builder<'_> {
         }
     }
 
-    fn write_site(&mut self, site: usize, step: usize) {
+    /// Hands the output core `core` of `site` to the sink: `WriteSite` for a final core,
+    /// `StoreDraft` for an oversampled one the rounding sweep reads back.
+    fn write_site(&mut self, op: Op, site: usize, core: DataId, step: usize) {
         let bytes = self.basis(site).value.iter().product::<usize>() * std::mem::size_of::<C64>();
         let cost = Meter {
             flops: 0.0,
             peak_bytes: bytes as u64,
         };
-        self.push(
-            Op::WriteSite,
-            site,
-            None,
-            (vec![DataId::Basis { site }], vec![]),
-            cost,
-            step,
-        );
+        let outputs = match op {
+            Op::StoreDraft => vec![DataId::Stored { site }],
+            _ => vec![],
+        };
+        self.push(op, site, None, (vec![core], outputs), cost, step);
+    }
+
+    /// True when the sketch is wider than χ̄, so a rounding sweep must follow.
+    fn rounds(&self) -> bool {
+        self.batches.last().is_some_and(|c| c.end > self.chi_out)
+    }
+
+    /// How the right-to-left pass hands over the basis of `site`: written out, or stored as a
+    /// draft for the rounding sweep (site 0, the last made, goes straight to it).
+    fn hand_over(&mut self, site: usize, step: usize) {
+        let basis = DataId::Basis { site };
+        match (self.rounds(), site) {
+            (false, _) => self.write_site(Op::WriteSite, site, basis, step),
+            (true, 0) => {}
+            (true, _) => self.write_site(Op::StoreDraft, site, basis, step),
+        }
+    }
+
+    /// The SVD rounding sweep, left to right after the right-to-left pass: each site reads its
+    /// draft back, truncates the bond on its right to χ̄ and carries Σ·Vᴴ to the next.
+    fn rounding(&mut self) {
+        let n = self.stack.sites();
+        for site in 0..n {
+            let step = 2 * n - 1 + site;
+            let mut inputs = Vec::new();
+            if site == 0 {
+                inputs.push(DataId::Basis { site });
+            } else {
+                let bytes =
+                    self.basis(site).value.iter().product::<usize>() * std::mem::size_of::<C64>();
+                let read = Meter {
+                    flops: 0.0,
+                    peak_bytes: bytes as u64,
+                };
+                let io = (vec![DataId::Stored { site }], vec![DataId::Draft { site }]);
+                self.push(Op::LoadDraft, site, None, io, read, step);
+                inputs.extend([DataId::Carry { site: site - 1 }, DataId::Draft { site }]);
+            }
+            let mut outputs = vec![DataId::Rounded { site }];
+            if site + 1 < n {
+                outputs.push(DataId::Carry { site });
+            }
+            let cost = self.round_cost(site);
+            self.push(Op::Round, site, None, (inputs, outputs), cost, step);
+            self.write_site(Op::WriteSite, site, DataId::Rounded { site }, step);
+        }
+    }
+
+    /// Dry-run cost of the rounding step at `site`: the carry times the draft, then an SVD.
+    fn round_cost(&self, site: usize) -> Meter {
+        let [left, up, down, right] = self.basis(site).value[..] else {
+            unreachable!("a basis has four legs")
+        };
+        let kept = if site == 0 { 1 } else { self.chi_out.min(left) };
+        let rows = kept * up * down;
+        let product = 8.0 * (kept * left * up * down * right) as f64;
+        let bytes = (kept * left + left * up * down * right + 2 * rows * right + right * right)
+            * std::mem::size_of::<C64>();
+        Meter {
+            flops: product + kernels::svd_flops(rows, right),
+            peak_bytes: bytes as u64,
+        }
     }
 
     fn left_to_right(&mut self) {
@@ -355,7 +465,7 @@ impl Builder<'_> {
                 cost,
                 step,
             );
-            self.write_site(site, step);
+            self.hand_over(site, step);
         }
         let step = 2 * n - 2;
         self.read_sites(0, Pass::RightToLeft, step);
@@ -376,7 +486,7 @@ impl Builder<'_> {
             cost,
             step,
         );
-        self.write_site(0, step);
+        self.hand_over(0, step);
     }
 
     fn qr(&mut self, site: usize, step: usize) {
@@ -420,8 +530,8 @@ impl Builder<'_> {
         inputs.extend(self.core_ids(1, Pass::RightToLeft));
         let outputs = vec![DataId::Basis { site: 0 }, DataId::Basis { site: 1 }];
         self.push(Op::Exact, 0, None, (inputs, outputs), cost, 0);
-        self.write_site(0, 1);
-        self.write_site(1, 1);
+        self.write_site(Op::WriteSite, 0, DataId::Basis { site: 0 }, 1);
+        self.write_site(Op::WriteSite, 1, DataId::Basis { site: 1 }, 1);
     }
 }
 

@@ -89,6 +89,27 @@ pub enum DataId {
         /// Site.
         site: usize,
     },
+    /// Receipt for an oversampled output core η_site handed to the sink (it holds no data).
+    Stored {
+        /// Site.
+        site: usize,
+    },
+    /// An oversampled output core η_site read back from the sink for the rounding sweep, in
+    /// basis form.
+    Draft {
+        /// Site.
+        site: usize,
+    },
+    /// What the rounding sweep carries from `site` to the next: Σ·Vᴴ `[kept, OutRight]`.
+    Carry {
+        /// Site.
+        site: usize,
+    },
+    /// An output core after the rounding sweep, in basis form.
+    Rounded {
+        /// Site.
+        site: usize,
+    },
     /// A copy of the environment slice `Env { site, cols }` on its way off the device and back.
     Spilled {
         /// Last site absorbed.
@@ -144,6 +165,10 @@ impl fmt::Display for DataId {
             DataId::Sketch { site, cols } => write!(f, "Y{site}[{cols}]"),
             DataId::Basis { site } => write!(f, "η{site}"),
             DataId::Proj { site } => write!(f, "S{site}"),
+            DataId::Stored { site } => write!(f, "stored{site}"),
+            DataId::Draft { site } => write!(f, "draft{site}"),
+            DataId::Carry { site } => write!(f, "carry{site}"),
+            DataId::Rounded { site } => write!(f, "rounded{site}"),
             DataId::Spilled { site, cols, stage } => write!(f, "C{site}[{cols}]@{stage:?}"),
         }
     }

@@ -30,6 +30,9 @@ pub struct SweepGraph {
     pub chi_out: usize,
     /// Number of sketch columns.
     pub sketch: usize,
+    /// Relative singular-value cutoff (0: none).
+    #[serde(default)]
+    pub cutoff: f64,
     /// Output bond between site `j` and `j + 1`, for every cut.
     pub out_bonds: Vec<usize>,
 }
@@ -69,6 +72,25 @@ impl SweepGraph {
         } else {
             Pass::RightToLeft
         }
+    }
+
+    /// True when the graph ends with an SVD rounding sweep (the sketch is wider than χ̄).
+    pub fn rounds(&self) -> bool {
+        self.sketch > self.chi_out
+    }
+
+    /// The cutoff the QR tasks apply: the graph's, unless a rounding sweep applies it instead.
+    pub fn qr_cutoff(&self) -> f64 {
+        if self.rounds() {
+            0.0
+        } else {
+            self.cutoff
+        }
+    }
+
+    /// Output bond caps after any rounding: `min(χ̄, phys · bond to the right)`, per cut.
+    pub fn bond_caps(&self) -> Vec<usize> {
+        build::output_bonds(&self.stack, self.chi_out)
     }
 
     /// Total real flops of all tasks.

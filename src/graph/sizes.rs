@@ -16,9 +16,16 @@ impl SweepGraph {
             DataId::Sketch { site, cols } => {
                 cols.len() * self.phys(site) * self.out_bond_right(site)
             }
-            DataId::Basis { site } => {
+            DataId::Basis { site } | DataId::Draft { site } => {
                 self.out_bond_left(site) * self.phys(site) * self.out_bond_right(site)
             }
+            DataId::Rounded { site } => {
+                let caps = self.bond_caps();
+                let left = site.checked_sub(1).map_or(1, |cut| caps[cut]);
+                left * self.phys(site) * caps.get(site).copied().unwrap_or(1)
+            }
+            DataId::Carry { site } => self.bond_caps()[site] * self.out_bond_right(site),
+            DataId::Stored { .. } => 0,
             DataId::Proj { site } => {
                 let bonds: usize = self.stack.site(site).iter().map(|s| s[0]).product();
                 bonds * self.out_bond_left(site)

@@ -11,10 +11,12 @@ use petgraph::Direction;
 
 impl SweepGraph {
     /// The batch a half-batch rewrite splits (see the module documentation); `None` for
-    /// tasks without one.
+    /// tasks without one. Project tasks have none when the QR applies a cutoff: their rows are
+    /// known only once the QR has run.
     pub fn batch_of(&self, task: &Task) -> Option<Cols> {
         match task.op {
             Op::Env | Op::Sketch => task.cols,
+            Op::Project if self.qr_cutoff() > 0.0 => None,
             Op::Project => Some(task.cols.unwrap_or(Cols {
                 start: 0,
                 end: self.out_bond_left(task.site),
@@ -108,10 +110,7 @@ mod tests {
             cores,
         };
         let stack = StackShape { layers: vec![mps] };
-        let options = GraphOptions {
-            chi_out: 8,
-            batch_cols: None,
-        };
+        let options = GraphOptions::new(8);
         SweepGraph::build(&stack, &options).unwrap()
     }
 

@@ -29,6 +29,12 @@ pub enum Op {
     Exact,
     /// Hand one output core to the sink (memory or disk).
     WriteSite,
+    /// Hand an oversampled output core to the sink to keep until the rounding sweep.
+    StoreDraft,
+    /// Read an oversampled output core back from the sink for the rounding sweep.
+    LoadDraft,
+    /// One step of the rounding sweep: an SVD truncating the bond right of a site to χ̄.
+    Round,
     /// Move an environment slice one tier down, `to` host (from the device) or disk (from host).
     Spill {
         /// The tier it lands on.
@@ -45,7 +51,7 @@ impl Op {
     /// The lane an operation runs on.
     pub fn lane(&self) -> Lane {
         match self {
-            Op::ReadSite { .. } | Op::WriteSite => Lane::Io,
+            Op::ReadSite { .. } | Op::WriteSite | Op::StoreDraft | Op::LoadDraft => Lane::Io,
             Op::Spill { to: Tier::Disk } => Lane::DiskWrite,
             Op::Spill { .. } => Lane::Download,
             Op::Fetch { from: Tier::Disk } => Lane::DiskRead,
@@ -65,6 +71,9 @@ impl Op {
             Op::First => "first",
             Op::Exact => "exact",
             Op::WriteSite => "write",
+            Op::StoreDraft => "store-draft",
+            Op::LoadDraft => "load-draft",
+            Op::Round => "round",
             Op::Spill { to: Tier::Disk } => "spill-disk",
             Op::Spill { .. } => "spill-host",
             Op::Fetch { from: Tier::Disk } => "fetch-disk",

@@ -4,7 +4,7 @@ use super::{npy, LayerEntry, Manifest, StagingDir, FORMAT};
 use crate::engine::CoreSink;
 use crate::error::{Error, Result};
 use crate::tensor::Tensor;
-use crate::train::layout::shape_to_quimb;
+use crate::train::layout::{shape_from_quimb, shape_to_quimb};
 use crate::train::{core_path, Kind};
 use std::path::Path;
 
@@ -49,6 +49,26 @@ impl CoreSink for OutputDir {
     fn write(&self, site: usize, core: Tensor) -> Result<()> {
         let lrud: [usize; 4] = core.shape().try_into().expect("rank 4");
         let quimb = core.reshape(shape_to_quimb(self.kind, site, self.sites, lrud));
-        npy::write(&core_path(self.staging.path(), OUTPUT_LAYER, site), &quimb)
+        npy::write(&self.path(site), &quimb)
+    }
+
+    /// A draft is written where its final core will go, and overwritten by it.
+    fn keep_draft(&self, site: usize, core: Tensor) -> Result<()> {
+        self.write(site, core)
+    }
+
+    fn take_draft(&self, site: usize) -> Result<Tensor> {
+        let path = self.path(site);
+        let core = npy::read(&path)
+            .map_err(|message| Error::bad_core(OUTPUT_LAYER, site, &path, message))?;
+        let lrud = shape_from_quimb(self.kind, site, self.sites, core.shape())?;
+        Ok(core.reshape(lrud.to_vec()))
+    }
+}
+
+impl OutputDir {
+    /// The staged file of the core of `site`.
+    fn path(&self, site: usize) -> std::path::PathBuf {
+        core_path(self.staging.path(), OUTPUT_LAYER, site)
     }
 }

@@ -1,5 +1,6 @@
 //! The exact two-site path: contract both sites and truncate with an SVD.
 
+use super::kept_rank;
 use crate::error::{Error, Result};
 use crate::tensor::{Tensor, C64};
 use faer::{Mat, MatRef};
@@ -8,8 +9,14 @@ use faer::{Mat, MatRef};
 /// 2-site product.
 ///
 /// `left` and `right` are the site products `[Left.., Right.., Up, Down]` of sites 0 and 1;
-/// the bond keeps the `min(chi_out, rows, cols)` largest singular values.
-pub fn exact_pair(left: &Tensor, right: &Tensor, chi_out: usize) -> Result<(Tensor, Tensor)> {
+/// the bond keeps the `min(chi_out, rows, cols)` largest singular values, none below
+/// `cutoff · σ_max` (at least one).
+pub fn exact_pair(
+    left: &Tensor,
+    right: &Tensor,
+    chi_out: usize,
+    cutoff: f64,
+) -> Result<(Tensor, Tensor)> {
     let (lu, ld) = phys(left);
     let (ru, rd) = phys(right);
     let (p0, p1) = (lu * ld, ru * rd);
@@ -20,8 +27,9 @@ pub fn exact_pair(left: &Tensor, right: &Tensor, chi_out: usize) -> Result<(Tens
     let svd = m
         .thin_svd()
         .map_err(|e| Error::Numeric(format!("two-site SVD failed: {e:?}")))?;
-    let rank = chi_out.min(p0).min(p1);
     let (u, s, v) = (svd.U(), svd.S().column_vector(), svd.V());
+    let singular: Vec<f64> = s.iter().map(|x| x.re).collect();
+    let rank = kept_rank(&singular, chi_out.min(p0).min(p1), cutoff);
     let first = (0..p0)
         .flat_map(|i| (0..rank).map(move |c| u[(i, c)] * s[c]))
         .collect();

@@ -10,6 +10,8 @@ mod exact;
 pub mod legs;
 mod project;
 mod qr;
+mod rank;
+mod round;
 mod site_product;
 mod sketch;
 
@@ -18,5 +20,7 @@ pub use env::env;
 pub use exact::exact_pair;
 pub use project::project;
 pub use qr::{orthonormal_basis, qr_flops};
+pub use rank::{kept_rank, svd_flops};
+pub use round::{round, Rounded};
 pub use site_product::site_product;
 pub use sketch::sketch;

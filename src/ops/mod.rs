@@ -3,9 +3,9 @@
 mod difference;
 mod distance;
 mod exact_product;
-mod matrix;
+pub(crate) mod matrix;
 mod truncate;
 
 pub use distance::{distance, norm};
 pub use exact_product::exact_product;
-pub use truncate::{is_right_canonical, truncate_svd};
+pub use truncate::{bond_spectra, is_right_canonical, truncate_svd};

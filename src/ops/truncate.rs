@@ -7,6 +7,21 @@ use crate::train::Train;
 
 /// `train` left-canonicalised by QR, then truncated right to left by SVD to bonds ≤ `chi`.
 pub fn truncate_svd(train: &Train, chi: usize) -> Result<Train> {
+    Ok(svd_sweep(train, chi)?.0)
+}
+
+/// The singular values (Schmidt coefficients, largest first) at every cut of `train`, cut 0
+/// first: the spectra a truncation at each bond chooses from.
+pub fn bond_spectra(train: &Train) -> Result<Vec<Vec<f64>>> {
+    let mut spectra = svd_sweep(train, usize::MAX)?.1;
+    spectra.reverse();
+    Ok(spectra)
+}
+
+/// Left-canonicalises `train` by QR, then sweeps right to left truncating every bond to
+/// `chi` by SVD; returns the train and the full spectrum met at each cut, last cut first.
+fn svd_sweep(train: &Train, chi: usize) -> Result<(Train, Vec<Vec<f64>>)> {
+    let mut spectra = Vec::new();
     let mut cores: Vec<Tensor> = train.cores().to_vec();
     let n = cores.len();
     for site in 0..n - 1 {
@@ -26,6 +41,7 @@ pub fn truncate_svd(train: &Train, chi: usize) -> Result<Train> {
         let [l, r, u, d] = dims(&cores[site]);
         let (uf, s, vh, k) = thin_svd(cores[site].data(), l, r * u * d)?;
         let keep = chi.min(k);
+        spectra.push(s.clone());
         cores[site] = tensor(vec![keep, r, u, d], vh[..keep * r * u * d].to_vec());
         let us: Vec<C64> = (0..l)
             .flat_map(|i| (0..keep).map(move |c| (i, c)))
@@ -36,7 +52,7 @@ pub fn truncate_svd(train: &Train, chi: usize) -> Result<Train> {
         let merged = product(view(moved.data(), pl * pu * pd, l), view(&us, l, keep));
         cores[site - 1] = tensor(vec![pl, pu, pd, keep], merged).permute(&[0, 3, 1, 2]);
     }
-    Train::new(train.kind(), cores)
+    Ok((Train::new(train.kind(), cores)?, spectra))
 }
 
 /// True when every core but the first has orthonormal rows (as `l × (r·u·d)`) to `tol`.

@@ -13,10 +13,8 @@ use serde::Serialize;
 pub struct PlanRequest<'a> {
     /// The stack's shapes.
     pub stack: &'a StackShape,
-    /// Output bond cap χ̄.
-    pub chi_out: usize,
-    /// A batch size the user fixed, or `None` to let the planner choose.
-    pub batch_cols: Option<usize>,
+    /// The graph's options; a `batch_cols` of `None` lets the planner choose the batch.
+    pub graph: GraphOptions,
     /// The budgets to fit.
     pub budgets: &'a Budgets,
     /// How far the scheduler lets I/O drift from compute.
@@ -53,8 +51,8 @@ impl Plan {
 /// Plans a run: the largest batch (halving from all columns) for which some placement fits the
 /// budgets, newest environments on the fastest tier. Returns the plan and its placed graph.
 pub fn plan(request: &PlanRequest) -> Result<(Plan, SweepGraph)> {
-    let sketch = request.chi_out;
-    let candidates: Vec<usize> = match request.batch_cols {
+    let sketch = request.graph.sketch();
+    let candidates: Vec<usize> = match request.graph.batch_cols {
         Some(batch) => vec![batch],
         None => std::iter::successors(Some(sketch.max(1)), |&b| (b > 1).then(|| b.div_ceil(2)))
             .collect(),
@@ -62,8 +60,8 @@ pub fn plan(request: &PlanRequest) -> Result<(Plan, SweepGraph)> {
     let mut refusal = None;
     for batch in candidates {
         let options = GraphOptions {
-            chi_out: request.chi_out,
             batch_cols: Some(batch),
+            ..request.graph
         };
         let graph = SweepGraph::build(request.stack, &options)?;
         match place(request, &graph, batch) {

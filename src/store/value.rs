@@ -15,6 +15,8 @@ pub enum Value {
     File(Arc<SpillFile>),
     /// A value of a simulated run: only its size (and its device block, if on the device).
     Modelled(u64, Option<Arc<Block>>),
+    /// A receipt: the value was handed to the output sink, which gives it back on request.
+    InSink,
 }
 
 impl Value {
@@ -39,6 +41,7 @@ impl Value {
             Value::Memory(t, _) => t.bytes(),
             Value::File(f) => f.bytes(),
             Value::Modelled(bytes, _) => *bytes,
+            Value::InSink => 0,
         }
     }
 
@@ -51,6 +54,7 @@ impl Value {
                 f.path().display()
             ))),
             Value::Modelled(..) => Err(modelled(what)),
+            Value::InSink => Err(in_sink(what)),
         }
     }
 
@@ -62,8 +66,16 @@ impl Value {
                 "{what} reads a spilled file, found a tensor in memory"
             ))),
             Value::Modelled(..) => Err(modelled(what)),
+            Value::InSink => Err(in_sink(what)),
         }
     }
+}
+
+/// The error for data asked of a receipt for a value the sink holds.
+fn in_sink(what: &dyn std::fmt::Display) -> Error {
+    Error::Invalid(format!(
+        "{what} needs data, found a receipt for a value the output sink holds"
+    ))
 }
 
 /// The error for data asked of a value that a simulation only modelled.

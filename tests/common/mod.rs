@@ -42,10 +42,26 @@ pub fn engine_with(
     batch: Option<usize>,
     tiering: Tiering,
 ) -> Engine {
-    let options = Options {
+    engine_for(options(batch), device, host, scratch, tiering)
+}
+
+/// χ̄ = [`CHI_OUT`] with `batch` columns per task.
+pub fn options(batch: Option<usize>) -> Options {
+    Options {
         batch_cols: batch,
         ..Options::new(CHI_OUT)
-    };
+    }
+}
+
+/// An engine running `options` with budgets `device` and `host` (disk unlimited), scratch
+/// under `scratch` and the other tiering choices from `tiering`.
+pub fn engine_for(
+    options: Options,
+    device: u64,
+    host: u64,
+    scratch: &Path,
+    tiering: Tiering,
+) -> Engine {
     let budgets = Budgets {
         device,
         host,
@@ -70,12 +86,18 @@ pub fn largest_env(plan: &Plan) -> u64 {
 
 /// The largest device budget that moves at least one environment to the host.
 pub fn device_budget_with_host_tier(stack: &Stack, scratch: &Path, batch: Option<usize>) -> u64 {
-    let all_device = plan_of(&engine(PLENTY, PLENTY, scratch, batch), stack);
+    device_budget_for(options(batch), stack, scratch)
+}
+
+/// [`device_budget_with_host_tier`] for a run of `options`.
+fn device_budget_for(options: Options, stack: &Stack, scratch: &Path) -> u64 {
+    let engine = |device, host| engine_for(options, device, host, scratch, Tiering::default());
+    let all_device = plan_of(&engine(PLENTY, PLENTY), stack);
     let env = largest_env(&all_device);
     let mut device = all_device.profile.device.bytes;
     loop {
         device -= env / 2;
-        let plan = plan_of(&engine(device, PLENTY, scratch, batch), stack);
+        let plan = plan_of(&engine(device, PLENTY), stack);
         if plan.count_on(Tier::Host) > 0 {
             return device;
         }
@@ -84,12 +106,18 @@ pub fn device_budget_with_host_tier(stack: &Stack, scratch: &Path, batch: Option
 
 /// Budgets (device, host) that put some environments on the host and at least half on disk.
 pub fn budgets_for_every_tier(stack: &Stack, scratch: &Path, batch: Option<usize>) -> (u64, u64) {
-    let device = device_budget_with_host_tier(stack, scratch, batch);
-    let all_device = plan_of(&engine(PLENTY, PLENTY, scratch, batch), stack);
+    budgets_for_every_tier_of(options(batch), stack, scratch)
+}
+
+/// [`budgets_for_every_tier`] for a run of `options`.
+pub fn budgets_for_every_tier_of(options: Options, stack: &Stack, scratch: &Path) -> (u64, u64) {
+    let engine = |device, host| engine_for(options, device, host, scratch, Tiering::default());
+    let device = device_budget_for(options, stack, scratch);
+    let all_device = plan_of(&engine(PLENTY, PLENTY), stack);
     let env = largest_env(&all_device);
     let mut host = all_device.process_peak;
     loop {
-        let plan = plan_of(&engine(device, host, scratch, batch), stack);
+        let plan = plan_of(&engine(device, host), stack);
         if 2 * plan.count_on(Tier::Disk) >= plan.tiers.len() {
             assert!(plan.count_on(Tier::Host) + plan.count_on(Tier::Device) > 0);
             return (device, host);
