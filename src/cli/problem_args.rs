@@ -22,6 +22,10 @@ pub struct ProblemArgs {
     /// close to the truncated SVD's, for F ≈ 1.5, at about F² the cost.
     #[arg(long, value_name = "F", default_value_t = 1.0)]
     oversample: f64,
+    /// Conjugate the MPS of a bra stack (an MPS first, then MPOs): ⟨φ|·A rather than the row
+    /// vector φ·A.
+    #[arg(long)]
+    conj: bool,
     /// Sketch columns per env/sketch task (default: the planner's choice).
     #[arg(long)]
     batch_cols: Option<usize>,
@@ -32,7 +36,10 @@ pub struct ProblemArgs {
 impl ProblemArgs {
     /// Opens the problem (headers only) and an engine for it, with `seed` and `threads`.
     pub fn open(self, seed: u64, threads: usize) -> Result<(ProblemDir, Engine)> {
-        let problem = ProblemDir::open(&self.dir)?;
+        let mut problem = ProblemDir::open(&self.dir)?;
+        if self.conj {
+            problem = problem.conjugating_bra()?;
+        }
         let options = Options {
             chi_out: self.chi_out,
             seed,

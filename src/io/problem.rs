@@ -7,14 +7,22 @@ use crate::ops::exact_product;
 use crate::tensor::Tensor;
 use crate::train::layout::shape_from_quimb;
 use crate::train::{
-    core_path, site_name, too_few_sites, Layer, LayerShape, Stack, StackShape, Train,
+    core_path, site_name, too_few_sites, Kind, Layer, LayerShape, Orientation, Stack, StackShape,
+    Train,
 };
 use std::path::{Path, PathBuf};
 
 /// A problem directory whose shapes are known (from `.npy` headers) and whose data is read lazily.
+///
+/// A bra stack is served in its ket form (see [`Orientation`]): layer `i` of [`ProblemDir::shape`]
+/// is read from the given layer [`Orientation::given_layer`], transposed where it is an MPO.
 pub struct ProblemDir {
     dir: PathBuf,
+    /// The stack in its ket form.
     shape: StackShape,
+    orientation: Orientation,
+    /// Conjugate the MPS of a bra stack as it is read.
+    conj_bra: bool,
 }
 
 impl ProblemDir {
@@ -42,17 +50,39 @@ impl ProblemDir {
                 cores,
             });
         }
-        let shape = StackShape { layers };
-        shape.check(Some(dir))?;
+        let given = StackShape { layers };
+        given.check(Some(dir))?;
         Ok(ProblemDir {
             dir: dir.to_path_buf(),
-            shape,
+            orientation: given.orientation(),
+            shape: given.into_ket_form(),
+            conj_bra: false,
         })
     }
 
-    /// The shapes of the stack.
+    /// The same problem with the MPS of its bra stack conjugated (⟨φ| rather than φ as a row
+    /// vector); fails for a stack that is not a bra stack.
+    pub fn conjugating_bra(mut self) -> Result<Self> {
+        if self.orientation != Orientation::Bra {
+            let kinds: Vec<&str> = self.shape.layers.iter().map(|l| l.kind.name()).collect();
+            return Err(Error::Invalid(format!(
+                "--conj conjugates the MPS of a bra stack (an MPS first, then MPOs), but {} lists [{}]",
+                self.dir.join("manifest.json").display(),
+                kinds.join(", ")
+            )));
+        }
+        self.conj_bra = true;
+        Ok(self)
+    }
+
+    /// The shapes of the stack, in ket form.
     pub fn shape(&self) -> &StackShape {
         &self.shape
+    }
+
+    /// Whether the stack was given as a bra stack or a ket (or operator) stack.
+    pub fn orientation(&self) -> Orientation {
+        self.orientation
     }
 
     /// Reads every core into memory.
@@ -91,7 +121,11 @@ impl CoreSource for ProblemDir {
         let path = core_path(&self.dir, &entry.name, site);
         let bad = |message| Error::bad_core(&entry.name, site, &path, message);
         let core = npy::read(&path).map_err(bad)?;
-        let expected = entry.cores[site];
+        let transposed = self.orientation.transposes(entry.kind);
+        let mut expected = entry.cores[site];
+        if transposed {
+            expected.swap(2, 3);
+        }
         let lrud = shape_from_quimb(entry.kind, site, entry.cores.len(), core.shape())
             .map_err(|e| bad(e.to_string()))?;
         if lrud != expected {
@@ -104,7 +138,14 @@ impl CoreSource for ProblemDir {
                 "element {index} (flat, C order) is NaN or infinite"
             )));
         }
-        Ok(core.reshape(lrud.to_vec()))
+        let core = core.reshape(lrud.to_vec());
+        Ok(
+            match (transposed, self.conj_bra && entry.kind == Kind::Mps) {
+                (true, _) => core.permute(&[0, 1, 3, 2]),
+                (false, true) => core.conj(),
+                (false, false) => core,
+            },
+        )
     }
 }
 

@@ -2,9 +2,11 @@
 
 mod kind;
 pub mod layout;
+mod orientation;
 mod stack;
 
 pub use kind::Kind;
+pub use orientation::Orientation;
 pub use stack::{core_path, site_name, too_few_sites, Layer, LayerShape, Stack, StackShape};
 
 use crate::error::{Error, Result};
@@ -81,6 +83,27 @@ impl Train {
             .iter()
             .map(|c| c.shape()[1])
             .collect()
+    }
+
+    /// The transpose of an MPO (up and down swapped at every site); an MPS is returned as is.
+    pub fn transposed(self) -> Train {
+        let cores = match self.kind {
+            Kind::Mps => self.cores,
+            Kind::Mpo => self
+                .cores
+                .iter()
+                .map(|c| c.permute(&[0, 1, 3, 2]))
+                .collect(),
+        };
+        Train { cores, ..self }
+    }
+
+    /// The element-wise complex conjugate (for a bra stack: ⟨φ| instead of φ as a row vector).
+    pub fn conj(&self) -> Train {
+        Train {
+            kind: self.kind,
+            cores: self.cores.iter().map(Tensor::conj).collect(),
+        }
     }
 
     /// The shape of every core, for planning without data.

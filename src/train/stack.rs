@@ -1,6 +1,6 @@
 //! `Stack`: trains multiplied together, and its data-free twin `StackShape`.
 
-use super::{Kind, Train};
+use super::{Kind, Orientation, Train};
 use crate::error::{Error, Result};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
@@ -123,26 +123,48 @@ impl StackShape {
                 )));
             }
         }
-        let k = self.layers.len();
-        if let Some(mps) = self.layers[..k - 1].iter().find(|l| l.kind == Kind::Mps) {
-            return Err(Error::Shape(format!(
-                "layer '{}' is an MPS but is not the last layer; only the last layer (acting first) may be an MPS",
-                mps.name
-            )));
-        }
-        for pair in self.layers.windows(2) {
+        self.check_kinds()?;
+        let bra = self.orientation() == Orientation::Bra;
+        for (i, pair) in self.layers.windows(2).enumerate() {
             let (upper, lower) = (&pair[0], &pair[1]);
+            // A bra's MPS meets the next layer with its physical leg, stored as its up leg.
+            let (leg, name) = if bra && i == 0 {
+                (2, "physical")
+            } else {
+                (3, "down")
+            };
             for (site, (a, b)) in upper.cores.iter().zip(&lower.cores).enumerate() {
-                if a[3] != b[2] {
+                if a[leg] != b[2] {
                     return Err(Error::Shape(format!(
-                        "{}: down leg {} does not match the up leg {} of {}",
+                        "{}: {name} leg {} does not match the up leg {} of {}",
                         site_name(origin, &upper.name, site),
-                        a[3],
+                        a[leg],
                         b[2],
                         site_name(origin, &lower.name, site)
                     )));
                 }
             }
+        }
+        Ok(())
+    }
+
+    /// MPOs, with at most one MPS: last (a ket stack) or first (a bra stack), not both.
+    fn check_kinds(&self) -> Result<()> {
+        let k = self.layers.len();
+        let is_mps: Vec<bool> = self.layers.iter().map(|l| l.kind == Kind::Mps).collect();
+        if k > 1 && is_mps[0] && is_mps[k - 1] {
+            return Err(Error::Shape(format!(
+                "layers '{}' and '{}' are both MPS: their product is a number, not a train",
+                self.layers[0].name,
+                self.layers[k - 1].name
+            )));
+        }
+        let inner = self.layers.iter().take(k.saturating_sub(1)).skip(1);
+        if let Some(mps) = inner.into_iter().find(|l| l.kind == Kind::Mps) {
+            return Err(Error::Shape(format!(
+                "layer '{}' is an MPS in the middle of the stack; an MPS may only be the last layer (a ket, acting first) or the first (a bra)",
+                mps.name
+            )));
         }
         Ok(())
     }
@@ -176,11 +198,17 @@ impl StackShape {
 }
 
 impl Stack {
-    /// Builds a stack, checking that the layers fit together.
+    /// Builds a stack, checking that the layers fit together. A bra stack (an MPS first, used
+    /// without conjugation) is kept in its ket form: reversed, with every MPO transposed.
     pub fn new(layers: Vec<Layer>) -> Result<Self> {
-        let stack = Stack { layers };
-        stack.shape().check(None)?;
-        Ok(stack)
+        let given = Stack { layers };
+        let shape = given.shape();
+        shape.check(None)?;
+        let layers = shape.orientation().ket_form(given.layers, |layer| Layer {
+            name: layer.name,
+            train: layer.train.transposed(),
+        });
+        Ok(Stack { layers })
     }
 
     /// The layers in mathematical order.

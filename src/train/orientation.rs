@@ -1,0 +1,76 @@
+//! Bra stacks `φ·A_1·…·A_k`: the leading MPS is a row vector, used without conjugation (as in
+//! src-method), so the stack equals the ket stack `A_k^T·…·A_1^T·φ`, which is what runs.
+
+use super::{Kind, LayerShape, StackShape};
+
+/// How the layers of a stack were given.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Orientation {
+    /// MPOs, optionally followed by an MPS: run as given.
+    Ket,
+    /// An MPS followed by MPOs: run reversed, with every MPO transposed.
+    Bra,
+}
+
+impl Orientation {
+    /// `Bra` when the first of two or more layers is an MPS, else `Ket`.
+    pub fn of(kinds: &[Kind]) -> Self {
+        match kinds {
+            [Kind::Mps, _, ..] => Orientation::Bra,
+            _ => Orientation::Ket,
+        }
+    }
+
+    /// The given layer that is layer `i` of the ket form of a `k`-layer stack.
+    pub fn given_layer(self, i: usize, k: usize) -> usize {
+        match self {
+            Orientation::Ket => i,
+            Orientation::Bra => k - 1 - i,
+        }
+    }
+
+    /// True when a given layer of `kind` is transposed (up and down swapped) in the ket form.
+    pub fn transposes(self, kind: Kind) -> bool {
+        self == Orientation::Bra && kind == Kind::Mpo
+    }
+
+    /// The ket form of `layers`, given in this orientation.
+    pub fn ket_form<T>(self, mut layers: Vec<T>, transpose: impl Fn(T) -> T) -> Vec<T> {
+        if self == Orientation::Ket {
+            return layers;
+        }
+        layers.reverse();
+        let k = layers.len();
+        layers
+            .into_iter()
+            .enumerate()
+            .map(|(i, layer)| if i + 1 < k { transpose(layer) } else { layer })
+            .collect()
+    }
+}
+
+impl LayerShape {
+    /// The shape with up and down swapped in every core (an MPO's transpose).
+    pub fn transposed(mut self) -> LayerShape {
+        for core in &mut self.cores {
+            core.swap(2, 3);
+        }
+        self
+    }
+}
+
+impl StackShape {
+    /// The orientation of this stack as given.
+    pub fn orientation(&self) -> Orientation {
+        let kinds: Vec<Kind> = self.layers.iter().map(|l| l.kind).collect();
+        Orientation::of(&kinds)
+    }
+
+    /// The ket form of this stack (itself unless it is a bra stack).
+    pub fn into_ket_form(self) -> StackShape {
+        let layers = self
+            .orientation()
+            .ket_form(self.layers, LayerShape::transposed);
+        StackShape { layers }
+    }
+}
