@@ -3,31 +3,40 @@
 //! Generator: PCG64 (`rand_pcg::Pcg64`, XSL-RR 128/64) with state = seed and stream = site,
 //! drawing standard normals (`rand_distr::StandardNormal`) in f64, column after column, real
 //! part then imaginary part. Column `a` of site `j` is therefore the same whatever range of
-//! columns a task asks for, whatever the thread or device count.
+//! columns a task asks for, whatever the thread or device count. The draws are then cast to the
+//! run's element type: complex types keep both parts (a complex Ginibre sketch), real types the
+//! real part, so a seed gives the same sketch, rounded, in every precision.
 
 use crate::graph::Cols;
-use crate::tensor::{Tensor, C64};
+use crate::tensor::{Array, Scalar, C64};
 use rand::Rng;
 use rand_distr::StandardNormal;
 use rand_pcg::Pcg64;
 
-/// Ω_j restricted to `cols`, as `[Up, Down, Col]`: complex Gaussian test vectors of site `site`.
-pub fn test_matrix(seed: u64, site: usize, up: usize, down: usize, cols: Cols) -> Tensor {
+/// Ω_j restricted to `cols`, as `[Up, Down, Col]`: Gaussian test vectors of site `site` in the
+/// element type `T`.
+pub fn test_matrix<T: Scalar>(
+    seed: u64,
+    site: usize,
+    up: usize,
+    down: usize,
+    cols: Cols,
+) -> Array<T> {
     let phys = up * down;
     let mut rng = Pcg64::new(seed as u128, site as u128);
     for _ in 0..cols.start * phys * 2 {
         let _: f64 = rng.sample(StandardNormal);
     }
     let width = cols.len();
-    let mut data = vec![C64::new(0.0, 0.0); phys * width];
+    let mut data = vec![T::zero(); phys * width];
     for a in 0..width {
         for p in 0..phys {
             let re: f64 = rng.sample(StandardNormal);
             let im: f64 = rng.sample(StandardNormal);
-            data[p * width + a] = C64::new(re, im);
+            data[p * width + a] = T::from_c64(C64::new(re, im));
         }
     }
-    Tensor::new(vec![up, down, width], data).expect("sizes agree")
+    Array::new(vec![up, down, width], data).expect("sizes agree")
 }
 
 #[cfg(test)]
@@ -36,13 +45,23 @@ mod tests {
 
     #[test]
     fn a_column_range_sees_the_same_draws_as_the_whole() {
-        let whole = test_matrix(7, 3, 2, 1, Cols { start: 0, end: 10 });
-        let part = test_matrix(7, 3, 2, 1, Cols { start: 4, end: 7 });
+        let whole = test_matrix::<C64>(7, 3, 2, 1, Cols { start: 0, end: 10 });
+        let part = test_matrix::<C64>(7, 3, 2, 1, Cols { start: 4, end: 7 });
         for p in 0..2 {
             for a in 0..3 {
                 assert_eq!(part.data()[p * 3 + a], whole.data()[p * 10 + 4 + a]);
             }
         }
-        assert_ne!(test_matrix(8, 3, 2, 1, Cols { start: 0, end: 10 }), whole);
+        assert_ne!(
+            test_matrix::<C64>(8, 3, 2, 1, Cols { start: 0, end: 10 }),
+            whole
+        );
+        let single = test_matrix::<num_complex::Complex32>(7, 3, 2, 1, Cols { start: 0, end: 10 });
+        let real = test_matrix::<f64>(7, 3, 2, 1, Cols { start: 0, end: 10 });
+        for ((z, s), r) in whole.data().iter().zip(single.data()).zip(real.data()) {
+            assert_eq!(s.re, z.re as f32);
+            assert_eq!(s.im, z.im as f32);
+            assert_eq!(*r, z.re);
+        }
     }
 }

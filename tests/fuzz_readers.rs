@@ -55,9 +55,10 @@ fn read_npy(dir: &Path, bytes: &[u8]) {
     std::fs::write(&path, bytes).unwrap();
     let _ = npy::read_header(&path);
     if let Ok(tensor) = npy::read(&path) {
-        assert_eq!(tensor.len(), tensor.shape().iter().product::<usize>());
+        let elements = tensor.shape().iter().product::<usize>();
+        assert_eq!(tensor.bytes(), (elements * tensor.dtype().bytes()) as u64);
         assert!(
-            tensor.len() * 16 <= bytes.len(),
+            tensor.bytes() <= bytes.len() as u64,
             "data the file does not hold"
         );
     }

@@ -5,8 +5,9 @@ use crate::error::{Error, Result};
 use crate::graph::{Op, SweepGraph, Task};
 use crate::kernels::{self, legs};
 use crate::plan::Tier;
-use crate::tensor::{Labeled, Leg, Meter, Tensor};
+use crate::tensor::{AnyTensor, Array, DType, Labeled, Leg, Meter, Typed};
 use crate::test_matrix::test_matrix;
+use num_complex::{Complex32, Complex64};
 use std::sync::Arc;
 
 /// Runs kernels on the CPU with a dedicated thread pool.
@@ -16,7 +17,7 @@ pub struct CpuBackend {
 }
 
 /// A labelled operand over shared data.
-type Operand = Labeled<Arc<Tensor>>;
+type Operand<T> = Labeled<Arc<Array<T>>>;
 
 impl CpuBackend {
     /// A backend with `threads` workers (0: one per core) drawing sketches from `seed`.
@@ -44,15 +45,19 @@ impl Backend for CpuBackend {
         &self,
         graph: &SweepGraph,
         task: &Task,
-        inputs: Vec<Arc<Tensor>>,
-    ) -> Result<Vec<Tensor>> {
-        self.pool
-            .install(|| run_task(graph, task, inputs, self.seed))
+        inputs: Vec<AnyTensor>,
+    ) -> Result<Vec<AnyTensor>> {
+        self.pool.install(|| match graph.dtype {
+            DType::Float32 => run_typed::<f32>(graph, task, inputs, self.seed),
+            DType::Float64 => run_typed::<f64>(graph, task, inputs, self.seed),
+            DType::Complex64 => run_typed::<Complex32>(graph, task, inputs, self.seed),
+            DType::Complex128 => run_typed::<Complex64>(graph, task, inputs, self.seed),
+        })
     }
 
     /// The CPU's device is an arena of host memory, so a copy either way is a memcpy.
-    fn copy(&self, tensor: &Tensor, _to: Tier) -> Result<Tensor> {
-        Ok(tensor.clone())
+    fn copy(&self, tensor: &AnyTensor, _to: Tier) -> Result<AnyTensor> {
+        Ok(crate::with_array!(tensor, a => Array::clone(a).into()))
     }
 
     fn shares_host_memory(&self) -> bool {
@@ -60,26 +65,41 @@ impl Backend for CpuBackend {
     }
 }
 
-/// Dispatches one task to its kernel.
-fn run_task(
+/// Runs `task` in the element type `T` the graph computes in.
+fn run_typed<T: Typed>(
     graph: &SweepGraph,
     task: &Task,
-    inputs: Vec<Arc<Tensor>>,
+    inputs: Vec<AnyTensor>,
     seed: u64,
-) -> Result<Vec<Tensor>> {
+) -> Result<Vec<AnyTensor>> {
+    let inputs = inputs
+        .iter()
+        .map(|input| input.typed::<T>(task))
+        .collect::<Result<Vec<_>>>()?;
+    let outputs = run_task(graph, task, inputs, seed)?;
+    Ok(outputs.into_iter().map(T::wrap).collect())
+}
+
+/// Dispatches one task to its kernel.
+fn run_task<T: Typed>(
+    graph: &SweepGraph,
+    task: &Task,
+    inputs: Vec<Arc<Array<T>>>,
+    seed: u64,
+) -> Result<Vec<Array<T>>> {
     let k = graph.stack.layers.len();
     let n = graph.sites();
     let site = task.site;
     let mut meter = Meter::default();
-    let label = |legs: Vec<Leg>, value: Arc<Tensor>| Labeled { legs, value };
-    let cores = |tensors: &[Arc<Tensor>]| -> Vec<Operand> {
+    let label = |legs: Vec<Leg>, value: Arc<Array<T>>| Labeled { legs, value };
+    let cores = |tensors: &[Arc<Array<T>>]| -> Vec<Operand<T>> {
         tensors
             .iter()
             .enumerate()
             .map(|(i, t)| label(legs::core(i, k), Arc::clone(t)))
             .collect()
     };
-    let ones = |shape: Vec<usize>| Arc::new(Tensor::ones(shape));
+    let ones = |shape: Vec<usize>| Arc::new(Array::<T>::ones(shape));
     let unit_env = || label(legs::env_in(k), ones(vec![1; k + 1]));
     let unit_proj = || label(legs::proj_in(k), ones(vec![1; k + 1]));
     let result = match task.op {
@@ -160,7 +180,7 @@ fn run_task(
 }
 
 /// Concatenates sketch blocks along their column axis (the gather before the QR).
-fn gather_rows(blocks: &[Arc<Tensor>]) -> std::borrow::Cow<'_, Tensor> {
+fn gather_rows<T: Typed>(blocks: &[Arc<Array<T>>]) -> std::borrow::Cow<'_, Array<T>> {
     if let [only] = blocks {
         return std::borrow::Cow::Borrowed(only);
     }
@@ -170,5 +190,5 @@ fn gather_rows(blocks: &[Arc<Tensor>]) -> std::borrow::Cow<'_, Tensor> {
         .iter()
         .flat_map(|b| b.data().iter().copied())
         .collect();
-    std::borrow::Cow::Owned(Tensor::new(shape, data).expect("blocks agree"))
+    std::borrow::Cow::Owned(Array::new(shape, data).expect("blocks agree"))
 }

@@ -11,8 +11,7 @@ pub use cpu::CpuBackend;
 use crate::error::Result;
 use crate::graph::{SweepGraph, Task};
 use crate::plan::Tier;
-use crate::tensor::Tensor;
-use std::sync::Arc;
+use crate::tensor::AnyTensor;
 
 /// Runs the numerical tasks of a sweep graph.
 pub trait Backend: Send + Sync {
@@ -25,11 +24,11 @@ pub trait Backend: Send + Sync {
         &self,
         graph: &SweepGraph,
         task: &Task,
-        inputs: Vec<Arc<Tensor>>,
-    ) -> Result<Vec<Tensor>>;
+        inputs: Vec<AnyTensor>,
+    ) -> Result<Vec<AnyTensor>>;
     /// Copies `tensor` between the device and host memory: to `Tier::Host` is a download,
     /// to `Tier::Device` an upload.
-    fn copy(&self, tensor: &Tensor, to: Tier) -> Result<Tensor>;
+    fn copy(&self, tensor: &AnyTensor, to: Tier) -> Result<AnyTensor>;
     /// True when device memory is host memory, so both count against the host budget.
     fn shares_host_memory(&self) -> bool;
 }

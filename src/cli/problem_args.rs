@@ -3,6 +3,7 @@
 use super::tiering::TieringArgs;
 use clap::Args;
 use srcflow::io::ProblemDir;
+use srcflow::tensor::DType;
 use srcflow::{Engine, Options, Result};
 use std::path::PathBuf;
 
@@ -26,6 +27,11 @@ pub struct ProblemArgs {
     /// vector φ·A.
     #[arg(long)]
     conj: bool,
+    /// Compute (and write the output) in this type: float32, float64, complex64 or complex128.
+    /// Default: the input layers' types promoted as NumPy would. complex64 halves memory,
+    /// spill and I/O against complex128.
+    #[arg(long)]
+    dtype: Option<DType>,
     /// Sketch columns per env/sketch task (default: the planner's choice).
     #[arg(long)]
     batch_cols: Option<usize>,
@@ -47,6 +53,7 @@ impl ProblemArgs {
             batch_cols: self.batch_cols,
             cutoff: self.cutoff,
             oversample: self.oversample,
+            dtype: self.dtype,
         };
         let engine = Engine::new(options)?.with_tiering(self.tiering.resolve()?);
         Ok((problem, engine))

@@ -7,11 +7,10 @@ use crate::backend::Backend;
 use crate::device::Block;
 use crate::error::{Error, Result};
 use crate::graph::{Cols, Op, SweepGraph, Task};
-use crate::kernels::legs;
 use crate::plan::Tier;
 use crate::sched::Executor;
 use crate::store::{DiskTier, Value};
-use crate::tensor::{Labeled, Meter, Operand, Tensor};
+use crate::tensor::AnyTensor;
 use std::sync::{Arc, Mutex};
 
 /// Routes tasks: reads to the source, writes to the sink, copies to the backend or the disk
@@ -32,10 +31,10 @@ impl Executor for TaskRouter<'_> {
         match task.op {
             Op::ReadSite { layer, .. } => {
                 let core = self.source.read(layer, task.site)?;
-                Ok(vec![on_device(core, blocks)])
+                Ok(vec![on_device(core.cast(self.graph.dtype), blocks)])
             }
             Op::WriteSite => {
-                let core = train_form(inputs[0].in_memory(task)?);
+                let core = train_form(&inputs[0].in_memory(task)?);
                 if let Some(bond) = self.lock_bonds().get_mut(task.site) {
                     *bond = core.shape()[1];
                 }
@@ -43,7 +42,7 @@ impl Executor for TaskRouter<'_> {
                 Ok(vec![])
             }
             Op::StoreDraft => {
-                let core = train_form(inputs[0].in_memory(task)?);
+                let core = train_form(&inputs[0].in_memory(task)?);
                 self.sink.keep_draft(task.site, core)?;
                 Ok(vec![Value::InSink])
             }
@@ -52,7 +51,7 @@ impl Executor for TaskRouter<'_> {
                 Ok(vec![on_device(basis_form(core), blocks)])
             }
             Op::Spill { to: Tier::Disk } => {
-                let file = self.disk()?.write(task, &*inputs[0].in_memory(task)?)?;
+                let file = self.disk()?.write(task, &inputs[0].in_memory(task)?)?;
                 Ok(vec![Value::File(Arc::new(file))])
             }
             Op::Fetch { from: Tier::Disk } => {
@@ -101,15 +100,15 @@ impl TaskRouter<'_> {
     }
 
     /// A device ↔ host copy of `value` by the backend.
-    fn copy(&self, task: &Task, value: &Value, to: Tier) -> Result<Tensor> {
-        self.backend.copy(&*value.in_memory(task)?, to)
+    fn copy(&self, task: &Task, value: &Value, to: Tier) -> Result<AnyTensor> {
+        self.backend.copy(&value.in_memory(task)?, to)
     }
 
     /// Runs a whole kernel: its outputs keep their blocks, its workspace is freed after it.
     fn compute(
         &self,
         task: &Task,
-        inputs: Vec<Arc<Tensor>>,
+        inputs: Vec<AnyTensor>,
         blocks: Vec<Block>,
     ) -> Result<Vec<Value>> {
         let mut blocks = blocks.into_iter();
@@ -130,7 +129,7 @@ impl TaskRouter<'_> {
     fn compute_slice(
         &self,
         task: &Task,
-        mut inputs: Vec<Arc<Tensor>>,
+        mut inputs: Vec<AnyTensor>,
         mut blocks: Vec<Block>,
         within: Cols,
         cols: Cols,
@@ -142,7 +141,7 @@ impl TaskRouter<'_> {
         let rows = cols.start - within.start..cols.end - within.start;
         for (input, id) in inputs.iter_mut().zip(&task.inputs) {
             if task.slices_input(id) {
-                *input = Arc::new(input.leading_rows(rows.clone()));
+                *input = input.leading_rows(rows.clone());
             }
         }
         let part = self.backend.compute(self.graph, task, inputs)?.remove(0);
@@ -157,22 +156,17 @@ impl TaskRouter<'_> {
 
 /// An output core in basis form `[OutLeft, Up, Down, OutRight]` turned to train form
 /// `[l, r, u, d]`.
-fn train_form(basis: Arc<Tensor>) -> Tensor {
-    let basis = Labeled {
-        legs: legs::basis(),
-        value: basis,
-    };
-    let core = basis.arrange(&legs::out_core(), &mut Meter::default());
-    Arc::unwrap_or_clone(core.value)
+fn train_form(basis: &AnyTensor) -> AnyTensor {
+    basis.permute(&[0, 3, 1, 2])
 }
 
 /// An output core in train form `[l, r, u, d]` turned to basis form.
-fn basis_form(core: Tensor) -> Tensor {
+fn basis_form(core: AnyTensor) -> AnyTensor {
     core.permute(&[0, 2, 3, 1])
 }
 
 /// A tensor on the device holding the first of `blocks` (a plain value when there is none).
-fn on_device(tensor: Tensor, blocks: Vec<Block>) -> Value {
+fn on_device(tensor: AnyTensor, blocks: Vec<Block>) -> Value {
     match blocks.into_iter().next() {
         Some(block) => Value::on_device(tensor, block),
         None => Value::tensor(tensor),

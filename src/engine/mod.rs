@@ -23,6 +23,7 @@ use crate::plan::{self, Drift, MemoryProfile, Plan, PlanRequest, Tier};
 use crate::sched::{self, Governor, PrefetchPolicy, Progress, RunLog, SchedOptions};
 use crate::sim::{MachineModel, ModelExecutor};
 use crate::store::{DiskTier, Throttle};
+use crate::tensor::DType;
 use crate::train::{Stack, StackShape, Train};
 use executor::TaskRouter;
 use std::sync::Arc;
@@ -43,6 +44,8 @@ pub struct Options {
     pub cutoff: f64,
     /// Sketch `⌈oversample · χ̄⌉` columns, then round to χ̄ by an SVD sweep (1: no rounding).
     pub oversample: f64,
+    /// The element type to compute in (`None`: the layers' types promoted as NumPy would).
+    pub dtype: Option<DType>,
 }
 
 impl Options {
@@ -55,6 +58,7 @@ impl Options {
             batch_cols: None,
             cutoff: 0.0,
             oversample: 1.0,
+            dtype: None,
         }
     }
 
@@ -65,6 +69,7 @@ impl Options {
             batch_cols: self.batch_cols,
             cutoff: self.cutoff,
             oversample: self.oversample,
+            dtype: self.dtype,
         }
     }
 }

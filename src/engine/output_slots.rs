@@ -4,7 +4,7 @@
 use crate::device::Block;
 use crate::graph::{DataId, SliceAxis};
 use crate::store::Value;
-use crate::tensor::Tensor;
+use crate::tensor::AnyTensor;
 use std::collections::HashMap;
 use std::sync::Mutex;
 
@@ -17,7 +17,7 @@ pub(super) struct OutputSlots {
 /// One output: its device block, its rows so far and how many rows are in.
 struct Slot {
     block: Block,
-    tensor: Option<Tensor>,
+    tensor: Option<AnyTensor>,
     written: usize,
 }
 
@@ -45,7 +45,7 @@ impl OutputSlots {
         axis: SliceAxis,
         start: usize,
         total: usize,
-        part: &Tensor,
+        part: &AnyTensor,
     ) -> Option<Value> {
         let mut slots = self.lock();
         let slot = slots.get_mut(&id).expect("the slice opened its output");
@@ -56,7 +56,7 @@ impl OutputSlots {
         let tensor = slot.tensor.get_or_insert_with(|| {
             let mut shape = part.shape().to_vec();
             shape[index] = total;
-            Tensor::zeros(shape)
+            AnyTensor::zeros(part.dtype(), shape)
         });
         match axis {
             SliceAxis::Leading => tensor.put_leading_rows(start, part),

@@ -1,26 +1,26 @@
 //! `CoreSink`: where write-site tasks put output cores (memory, or a problem directory).
 
 use crate::error::{Error, Result};
-use crate::tensor::Tensor;
+use crate::tensor::{AnyTensor, Tensor};
 use crate::train::{Kind, Train};
 use std::sync::Mutex;
 
 /// Receives output cores in `[l, r, u, d]` form, in any order.
 pub trait CoreSink: Sync {
     /// Takes the output core of `site`.
-    fn write(&self, site: usize, core: Tensor) -> Result<()>;
+    fn write(&self, site: usize, core: AnyTensor) -> Result<()>;
     /// Keeps a draft of the core of `site` (oversampled, before rounding) until
     /// [`CoreSink::take_draft`] asks for it.
-    fn keep_draft(&self, site: usize, core: Tensor) -> Result<()>;
+    fn keep_draft(&self, site: usize, core: AnyTensor) -> Result<()>;
     /// Gives back the draft kept for `site`.
-    fn take_draft(&self, site: usize) -> Result<Tensor>;
+    fn take_draft(&self, site: usize) -> Result<AnyTensor>;
 }
 
-/// Collects output cores into an in-memory train.
+/// Collects output cores into an in-memory train (complex128, whatever the run computed in).
 pub struct MemorySink {
     kind: Kind,
     cores: Mutex<Vec<Option<Tensor>>>,
-    drafts: Mutex<Vec<Option<Tensor>>>,
+    drafts: Mutex<Vec<Option<AnyTensor>>>,
 }
 
 impl MemorySink {
@@ -48,17 +48,17 @@ impl MemorySink {
 }
 
 impl CoreSink for MemorySink {
-    fn write(&self, site: usize, core: Tensor) -> Result<()> {
-        self.cores.lock().expect("no writer panicked")[site] = Some(core);
+    fn write(&self, site: usize, core: AnyTensor) -> Result<()> {
+        self.cores.lock().expect("no writer panicked")[site] = Some(core.to_c64());
         Ok(())
     }
 
-    fn keep_draft(&self, site: usize, core: Tensor) -> Result<()> {
+    fn keep_draft(&self, site: usize, core: AnyTensor) -> Result<()> {
         self.drafts.lock().expect("no writer panicked")[site] = Some(core);
         Ok(())
     }
 
-    fn take_draft(&self, site: usize) -> Result<Tensor> {
+    fn take_draft(&self, site: usize) -> Result<AnyTensor> {
         self.drafts.lock().expect("no writer panicked")[site]
             .take()
             .ok_or_else(|| Error::Invalid(format!("no draft of output site {site} was kept")))

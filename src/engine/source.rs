@@ -1,13 +1,13 @@
 //! `CoreSource`: where read-site tasks get input cores (memory, or a problem directory).
 
 use crate::error::Result;
-use crate::tensor::Tensor;
+use crate::tensor::AnyTensor;
 use crate::train::Stack;
 
 /// Hands out input cores one at a time, in `[l, r, u, d]` form.
 pub trait CoreSource: Sync {
-    /// The core of `layer` (0 = top) at `site`.
-    fn read(&self, layer: usize, site: usize) -> Result<Tensor>;
+    /// The core of `layer` (0 = top) at `site`, in the element type it is stored in.
+    fn read(&self, layer: usize, site: usize) -> Result<AnyTensor>;
 }
 
 /// Cores of a stack already in memory.
@@ -23,7 +23,7 @@ impl<'a> MemorySource<'a> {
 }
 
 impl CoreSource for MemorySource<'_> {
-    fn read(&self, layer: usize, site: usize) -> Result<Tensor> {
-        Ok(self.stack.layers()[layer].train.core(site).clone())
+    fn read(&self, layer: usize, site: usize) -> Result<AnyTensor> {
+        Ok(self.stack.layers()[layer].train.core(site).clone().into())
     }
 }

@@ -3,10 +3,14 @@
 use super::{Cols, DataId, Lane, Op, Pass, SweepGraph, Task};
 use crate::error::{Error, Result};
 use crate::kernels::{self, legs};
-use crate::tensor::{Labeled, Leg, Meter, Shape, C64};
+use crate::tensor::{DType, Labeled, Leg, Meter, Shape};
 use crate::train::StackShape;
 use petgraph::stable_graph::{NodeIndex, StableDiGraph};
 use std::collections::HashMap;
+
+/// Bytes of a complex128 element: dry-run costs are counted in complex128 and scaled to the
+/// graph's element type in one place ([`Meter::in_dtype`]).
+const C128_BYTES: usize = 16;
 
 /// Choices that shape the graph.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -21,6 +25,8 @@ pub struct GraphOptions {
     /// Sketch `⌈oversample · χ̄⌉` columns (at least 1); above χ̄, an SVD rounding sweep brings
     /// the bonds back to χ̄.
     pub oversample: f64,
+    /// The element type to compute in; `None`: the layers' types promoted as NumPy would.
+    pub dtype: Option<DType>,
 }
 
 impl GraphOptions {
@@ -31,6 +37,7 @@ impl GraphOptions {
             batch_cols: None,
             cutoff: 0.0,
             oversample: 1.0,
+            dtype: None,
         }
     }
 
@@ -61,6 +68,28 @@ impl GraphOptions {
         Ok(())
     }
 
+    /// The element type a run of `stack` computes in, or an error when a forced real type
+    /// would drop the imaginary parts of a complex layer.
+    pub fn dtype_for(&self, stack: &StackShape) -> Result<DType> {
+        let Some(forced) = self.dtype else {
+            return Ok(stack.dtype());
+        };
+        let complex = stack.layers.iter().find(|l| l.dtype.is_complex());
+        match complex {
+            Some(layer) if !forced.is_complex() => Err(Error::Invalid(format!(
+                "--dtype {forced} would drop the imaginary parts of layer '{}' ({}); use {}",
+                layer.name,
+                layer.dtype,
+                if forced.is_double() {
+                    "complex128"
+                } else {
+                    "complex64"
+                }
+            ))),
+            _ => Ok(forced),
+        }
+    }
+
     /// Number of sketch columns: `⌈oversample · χ̄⌉`.
     pub fn sketch(&self) -> usize {
         let columns = (self.oversample * self.chi_out as f64).ceil();
@@ -73,12 +102,14 @@ impl SweepGraph {
     pub fn build(stack: &StackShape, options: &GraphOptions) -> Result<SweepGraph> {
         stack.check(None)?;
         options.check()?;
+        let dtype = options.dtype_for(stack)?;
         let sketch = options.sketch();
         let batch = options.batch_cols.unwrap_or(sketch).min(sketch);
         let mut builder = Builder {
             stack,
             out_bonds: output_bonds(stack, sketch),
             chi_out: options.chi_out,
+            dtype,
             batches: (0..sketch)
                 .step_by(batch)
                 .map(|s| Cols {
@@ -104,6 +135,7 @@ impl SweepGraph {
             chi_out: options.chi_out,
             sketch,
             cutoff: options.cutoff,
+            dtype,
             out_bonds,
         })
     }
@@ -118,15 +150,17 @@ impl SweepGraph {
             stack: &self.stack,
             out_bonds: self.out_bonds.clone(),
             chi_out: self.chi_out,
+            dtype: self.dtype,
             batches: Vec::new(),
             tasks: Vec::new(),
         };
-        match op {
-            Op::Env => Some(builder.env_cost(site, width)),
-            Op::Sketch => Some(builder.sketch_cost(site, width)),
-            Op::Project => Some(builder.project_cost(site, width)),
-            _ => None,
-        }
+        let cost = match op {
+            Op::Env => builder.env_cost(site, width),
+            Op::Sketch => builder.sketch_cost(site, width),
+            Op::Project => builder.project_cost(site, width),
+            _ => return None,
+        };
+        Some(cost.in_dtype(self.dtype))
     }
 }
 
@@ -166,6 +200,7 @@ struct Builder<'a> {
     stack: &'a StackShape,
     out_bonds: Vec<usize>,
     chi_out: usize,
+    dtype: DType,
     batches: Vec<Cols>,
     tasks: Vec<Task>,
 }
@@ -286,6 +321,7 @@ impl Builder<'_> {
     ) {
         let lane = op.lane();
         let (inputs, outputs) = io;
+        let cost = cost.in_dtype(self.dtype);
         let moved_bytes = if lane == Lane::Io { cost.peak_bytes } else { 0 };
         self.tasks.push(Task {
             op,
@@ -304,7 +340,7 @@ impl Builder<'_> {
 
     fn read_sites(&mut self, site: usize, pass: Pass, step: usize) {
         for (layer, shape) in self.stack.site(site).into_iter().enumerate() {
-            let bytes = shape.iter().product::<usize>() * std::mem::size_of::<C64>();
+            let bytes = shape.iter().product::<usize>() * C128_BYTES;
             let cost = Meter {
                 flops: 0.0,
                 peak_bytes: bytes as u64,
@@ -324,7 +360,7 @@ impl Builder<'_> {
     /// Hands the output core `core` of `site` to the sink: `WriteSite` for a final core,
     /// `StoreDraft` for an oversampled one the rounding sweep reads back.
     fn write_site(&mut self, op: Op, site: usize, core: DataId, step: usize) {
-        let bytes = self.basis(site).value.iter().product::<usize>() * std::mem::size_of::<C64>();
+        let bytes = self.basis(site).value.iter().product::<usize>() * C128_BYTES;
         let cost = Meter {
             flops: 0.0,
             peak_bytes: bytes as u64,
@@ -362,8 +398,7 @@ impl Builder<'_> {
             if site == 0 {
                 inputs.push(DataId::Basis { site });
             } else {
-                let bytes =
-                    self.basis(site).value.iter().product::<usize>() * std::mem::size_of::<C64>();
+                let bytes = self.basis(site).value.iter().product::<usize>() * C128_BYTES;
                 let read = Meter {
                     flops: 0.0,
                     peak_bytes: bytes as u64,
@@ -391,7 +426,7 @@ impl Builder<'_> {
         let rows = kept * up * down;
         let product = 8.0 * (kept * left * up * down * right) as f64;
         let bytes = (kept * left + left * up * down * right + 2 * rows * right + right * right)
-            * std::mem::size_of::<C64>();
+            * C128_BYTES;
         Meter {
             flops: product + kernels::svd_flops(rows, right),
             peak_bytes: bytes as u64,
@@ -493,7 +528,7 @@ impl Builder<'_> {
         let basis = self.basis(site).value;
         let rows: usize = basis[1..].iter().product();
         let sketch = self.batches.last().map_or(0, |c| c.end);
-        let bytes = (rows * sketch + rows * basis[0]) * std::mem::size_of::<C64>();
+        let bytes = (rows * sketch + rows * basis[0]) * C128_BYTES;
         let cost = Meter {
             flops: kernels::qr_flops(rows, sketch),
             peak_bytes: 2 * bytes as u64,

@@ -12,6 +12,7 @@ pub use build::GraphOptions;
 pub use data::{Cols, DataId, Pass, Stage};
 pub use task::{Lane, Op, SliceAxis, Task};
 
+use crate::tensor::DType;
 use crate::train::{Kind, StackShape};
 use petgraph::stable_graph::{NodeIndex, StableDiGraph};
 use serde::{Deserialize, Serialize};
@@ -33,6 +34,9 @@ pub struct SweepGraph {
     /// Relative singular-value cutoff (0: none).
     #[serde(default)]
     pub cutoff: f64,
+    /// The element type every task computes in.
+    #[serde(default)]
+    pub dtype: DType,
     /// Output bond between site `j` and `j + 1`, for every cut.
     pub out_bonds: Vec<usize>,
 }

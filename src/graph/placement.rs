@@ -3,7 +3,6 @@
 use super::{Cols, DataId, Op, Stage, SweepGraph, Task};
 use crate::error::{Error, Result};
 use crate::plan::Tier;
-use crate::tensor::C64;
 use petgraph::stable_graph::NodeIndex;
 use petgraph::visit::EdgeRef;
 use petgraph::Direction;
@@ -12,7 +11,7 @@ impl SweepGraph {
     /// Bytes of the environment slice C_site[cols].
     pub fn env_bytes(&self, site: usize, cols: Cols) -> u64 {
         let bonds: usize = self.stack.site(site).iter().map(|s| s[1]).product();
-        (cols.len() * bonds * std::mem::size_of::<C64>()) as u64
+        (cols.len() * bonds * self.dtype.bytes()) as u64
     }
 
     /// Moves environment `C_site` to `tiers[site]` between the passes: every slice not kept on

@@ -1,7 +1,6 @@
 //! Sizes of the values that flow along graph edges, from shapes alone.
 
 use super::{DataId, SweepGraph};
-use crate::tensor::C64;
 
 impl SweepGraph {
     /// Bytes of the value `id`.
@@ -31,7 +30,7 @@ impl SweepGraph {
                 bonds * self.out_bond_left(site)
             }
         };
-        (elements * std::mem::size_of::<C64>()) as u64
+        (elements * self.dtype.bytes()) as u64
     }
 
     /// Product of the output's physical legs at `site`.

@@ -108,6 +108,7 @@ mod tests {
             name: "psi".into(),
             kind: Kind::Mps,
             cores,
+            dtype: Default::default(),
         };
         let stack = StackShape { layers: vec![mps] };
         let options = GraphOptions::new(8);

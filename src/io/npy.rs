@@ -1,12 +1,12 @@
 //! Reading and writing single cores as NumPy `.npy` files.
 //!
-//! Reads float32/float64/complex64/complex128 (either byte order, C or Fortran order) and
-//! returns complex128; writes complex128 in C order. A header's claimed size is checked
-//! against the file's real size before any allocation.
+//! Reads float32/float64/complex64/complex128 (either byte order, C or Fortran order) in the
+//! file's type; writes any of them in C order. A header's claimed size is checked against the
+//! file's real size before any allocation.
 
 use crate::error::{Error, Result};
-use crate::tensor::{Tensor, C64};
-use npyz::{DType, NpyFile, Order, TypeChar, WriterBuilder};
+use crate::tensor::{AnyTensor, Array, DType, Scalar, Typed, C64};
+use npyz::{DType as NpyDType, NpyFile, Order, TypeChar, WriterBuilder};
 use num_complex::Complex32;
 use std::io::BufWriter;
 use std::path::Path;
@@ -32,7 +32,7 @@ pub fn read_header(path: &Path) -> std::result::Result<Header, String> {
 
 /// Shape, type and order of an opened file, refusing types srcflow cannot read.
 fn header_of<R: std::io::Read>(npy: &NpyFile<R>) -> std::result::Result<Header, String> {
-    let DType::Plain(ts) = npy.dtype() else {
+    let NpyDType::Plain(ts) = npy.dtype() else {
         return Err("structured arrays are not supported; expected float64 or complex128".into());
     };
     let supported = matches!(
@@ -61,8 +61,9 @@ fn item_size(dtype: &str) -> usize {
     dtype[2..].parse().expect("checked type string")
 }
 
-/// Reads the array at `path` as complex128 in C order; the message says what is wrong.
-pub fn read(path: &Path) -> std::result::Result<Tensor, String> {
+/// Reads the array at `path` in C order, in the element type of the file; the message says
+/// what is wrong.
+pub fn read(path: &Path) -> std::result::Result<AnyTensor, String> {
     let bytes = std::fs::read(path).map_err(|e| e.to_string())?;
     let npy = NpyFile::new(&bytes[..]).map_err(|e| format!("not a valid .npy file: {e}"))?;
     let header = header_of(&npy)?;
@@ -90,43 +91,41 @@ pub fn read(path: &Path) -> std::result::Result<Tensor, String> {
         ));
     }
     let npy = NpyFile::with_header(npy_header, payload);
-    let decode = |e: std::io::Error| format!("cannot decode data: {e}");
-    let data: Vec<C64> = match (header.dtype.as_bytes()[1], item_size(&header.dtype)) {
-        (b'c', 16) => npy.into_vec::<C64>().map_err(decode)?,
-        (b'c', _) => npy
-            .into_vec::<Complex32>()
-            .map_err(decode)?
-            .into_iter()
-            .map(|z| C64::new(z.re.into(), z.im.into()))
-            .collect(),
-        (_, 8) => npy
-            .into_vec::<f64>()
-            .map_err(decode)?
-            .into_iter()
-            .map(|x| C64::new(x, 0.0))
-            .collect(),
-        _ => npy
-            .into_vec::<f32>()
-            .map_err(decode)?
-            .into_iter()
-            .map(|x| C64::new(x.into(), 0.0))
-            .collect(),
+    let dtype = DType::from_descr(&header.dtype).expect("checked type string");
+    let tensor = match dtype {
+        DType::Float32 => decode::<f32>(npy, &header)?,
+        DType::Float64 => decode::<f64>(npy, &header)?,
+        DType::Complex64 => decode::<Complex32>(npy, &header)?,
+        DType::Complex128 => decode::<C64>(npy, &header)?,
     };
+    Ok(tensor)
+}
+
+/// The elements of `npy` as an array of `T` in C order.
+fn decode<T: Typed>(
+    npy: NpyFile<&[u8]>,
+    header: &Header,
+) -> std::result::Result<AnyTensor, String> {
+    let data = npy
+        .into_vec::<T>()
+        .map_err(|e| format!("cannot decode data: {e}"))?;
     if !header.fortran {
-        return Tensor::new(header.shape, data).map_err(|e| e.to_string());
+        return Array::new(header.shape.clone(), data)
+            .map(T::wrap)
+            .map_err(|e| e.to_string());
     }
     let reversed: Vec<usize> = header.shape.iter().rev().copied().collect();
     let rank = reversed.len();
-    let t = Tensor::new(reversed, data).map_err(|e| e.to_string())?;
-    Ok(t.permute(&(0..rank).rev().collect::<Vec<_>>()))
+    let t = Array::new(reversed, data).map_err(|e| e.to_string())?;
+    Ok(T::wrap(t.permute(&(0..rank).rev().collect::<Vec<_>>())))
 }
 
-/// Writes `tensor` as a complex128 C-order `.npy` file.
-pub fn write(path: &Path, tensor: &Tensor) -> Result<()> {
+/// Writes `tensor` as a C-order `.npy` file of its element type.
+pub fn write<T: Scalar>(path: &Path, tensor: &Array<T>) -> Result<()> {
     let io = |e| Error::io(path, e);
     let file = std::fs::File::create(path).map_err(io)?;
     let shape: Vec<u64> = tensor.shape().iter().map(|&d| d as u64).collect();
-    let mut writer = npyz::WriteOptions::<C64>::new()
+    let mut writer = npyz::WriteOptions::<T>::new()
         .default_dtype()
         .shape(&shape)
         .writer(BufWriter::new(file))
@@ -134,4 +133,9 @@ pub fn write(path: &Path, tensor: &Tensor) -> Result<()> {
         .map_err(io)?;
     writer.extend(tensor.data().iter().copied()).map_err(io)?;
     writer.finish().map_err(io)
+}
+
+/// Writes `tensor` as a C-order `.npy` file of its element type.
+pub fn write_any(path: &Path, tensor: &AnyTensor) -> Result<()> {
+    crate::with_array!(tensor, a => write(path, a))
 }

@@ -3,7 +3,7 @@
 use super::{npy, LayerEntry, Manifest, StagingDir, FORMAT};
 use crate::engine::CoreSink;
 use crate::error::{Error, Result};
-use crate::tensor::Tensor;
+use crate::tensor::AnyTensor;
 use crate::train::layout::{shape_from_quimb, shape_to_quimb};
 use crate::train::{core_path, Kind};
 use std::path::Path;
@@ -46,18 +46,18 @@ impl OutputDir {
 }
 
 impl CoreSink for OutputDir {
-    fn write(&self, site: usize, core: Tensor) -> Result<()> {
+    fn write(&self, site: usize, core: AnyTensor) -> Result<()> {
         let lrud: [usize; 4] = core.shape().try_into().expect("rank 4");
         let quimb = core.reshape(shape_to_quimb(self.kind, site, self.sites, lrud));
-        npy::write(&self.path(site), &quimb)
+        npy::write_any(&self.path(site), &quimb)
     }
 
     /// A draft is written where its final core will go, and overwritten by it.
-    fn keep_draft(&self, site: usize, core: Tensor) -> Result<()> {
+    fn keep_draft(&self, site: usize, core: AnyTensor) -> Result<()> {
         self.write(site, core)
     }
 
-    fn take_draft(&self, site: usize) -> Result<Tensor> {
+    fn take_draft(&self, site: usize) -> Result<AnyTensor> {
         let path = self.path(site);
         let core = npy::read(&path)
             .map_err(|message| Error::bad_core(OUTPUT_LAYER, site, &path, message))?;

@@ -4,7 +4,7 @@ use super::{npy, Manifest};
 use crate::engine::CoreSource;
 use crate::error::{Error, Result};
 use crate::ops::exact_product;
-use crate::tensor::Tensor;
+use crate::tensor::{AnyTensor, DType, Tensor};
 use crate::train::layout::shape_from_quimb;
 use crate::train::{
     core_path, site_name, too_few_sites, Kind, Layer, LayerShape, Orientation, Stack, StackShape,
@@ -35,11 +35,14 @@ impl ProblemDir {
             if sites < 2 {
                 return Err(too_few_sites(&entry.name, sites));
             }
+            let mut dtype = None;
             let cores = (0..sites)
                 .map(|site| {
                     let path = core_path(dir, &entry.name, site);
                     let bad = |message| Error::bad_core(&entry.name, site, &path, message);
                     let header = npy::read_header(&path).map_err(bad)?;
+                    let found = DType::from_descr(&header.dtype).expect("a checked type string");
+                    dtype = Some(dtype.map_or(found, |d: DType| d.promote(found)));
                     shape_from_quimb(entry.kind, site, sites, &header.shape)
                         .map_err(|e| bad(e.to_string()))
                 })
@@ -48,6 +51,7 @@ impl ProblemDir {
                 name: entry.name.clone(),
                 kind: entry.kind,
                 cores,
+                dtype: dtype.unwrap_or_default(),
             });
         }
         let given = StackShape { layers };
@@ -94,8 +98,8 @@ impl ProblemDir {
             .enumerate()
             .map(|(i, layer)| {
                 let cores = (0..layer.cores.len())
-                    .map(|site| self.read(i, site))
-                    .collect::<Result<_>>()?;
+                    .map(|site| self.read(i, site).map(|core| core.to_c64()))
+                    .collect::<Result<Vec<Tensor>>>()?;
                 Ok(Layer {
                     name: layer.name.clone(),
                     train: Train::new(layer.kind, cores)?,
@@ -116,7 +120,7 @@ impl ProblemDir {
 }
 
 impl CoreSource for ProblemDir {
-    fn read(&self, layer: usize, site: usize) -> Result<Tensor> {
+    fn read(&self, layer: usize, site: usize) -> Result<AnyTensor> {
         let entry = &self.shape.layers[layer];
         let path = core_path(&self.dir, &entry.name, site);
         let bad = |message| Error::bad_core(&entry.name, site, &path, message);

@@ -2,7 +2,7 @@
 
 use super::kept_rank;
 use crate::error::{Error, Result};
-use crate::tensor::{Tensor, C64};
+use crate::tensor::{Array, Scalar};
 use faer::dyn_stack::{MemBuffer, MemStack};
 use faer::linalg::householder;
 use faer::linalg::qr::no_pivoting::factor;
@@ -13,7 +13,7 @@ use faer::{Conj, Mat, MatRef, Par};
 const PARALLEL_QR: usize = 1 << 24;
 
 /// The thin Q and R factors of `a` (Householder QR), threaded only when the matrix is large.
-fn thin_qr(a: MatRef<'_, C64>) -> (Mat<C64>, Mat<C64>) {
+fn thin_qr<T: Scalar>(a: MatRef<'_, T>) -> (Mat<T>, Mat<T>) {
     let (m, n) = a.shape();
     let size = m.min(n);
     let par = if m * n * n < PARALLEL_QR {
@@ -21,10 +21,10 @@ fn thin_qr(a: MatRef<'_, C64>) -> (Mat<C64>, Mat<C64>) {
     } else {
         Par::rayon(0)
     };
-    let block = factor::recommended_block_size::<C64>(m, n);
+    let block = factor::recommended_block_size::<T>(m, n);
     let mut factors = a.to_owned();
-    let mut coeff = Mat::<C64>::zeros(block, size);
-    let scratch = factor::qr_in_place_scratch::<C64>(m, n, block, par, Default::default());
+    let mut coeff = Mat::<T>::zeros(block, size);
+    let scratch = factor::qr_in_place_scratch::<T>(m, n, block, par, Default::default());
     factor::qr_in_place(
         factors.as_mut(),
         coeff.as_mut(),
@@ -33,12 +33,12 @@ fn thin_qr(a: MatRef<'_, C64>) -> (Mat<C64>, Mat<C64>) {
         Default::default(),
     );
     let basis = Mat::from_fn(m, size, |i, j| match i.cmp(&j) {
-        std::cmp::Ordering::Less => C64::new(0.0, 0.0),
-        std::cmp::Ordering::Equal => C64::new(1.0, 0.0),
+        std::cmp::Ordering::Less => T::zero(),
+        std::cmp::Ordering::Equal => T::one(),
         std::cmp::Ordering::Greater => factors[(i, j)],
     });
-    let mut q = Mat::<C64>::identity(m, size);
-    let scratch = householder::apply_block_householder_sequence_on_the_left_in_place_scratch::<C64>(
+    let mut q = Mat::<T>::identity(m, size);
+    let scratch = householder::apply_block_householder_sequence_on_the_left_in_place_scratch::<T>(
         m, block, size,
     );
     householder::apply_block_householder_sequence_on_the_left_in_place_with_conj(
@@ -49,25 +49,43 @@ fn thin_qr(a: MatRef<'_, C64>) -> (Mat<C64>, Mat<C64>) {
         par,
         MemStack::new(&mut MemBuffer::new(scratch)),
     );
-    let r = Mat::from_fn(size, n, |i, j| {
-        if i <= j {
-            factors[(i, j)]
-        } else {
-            C64::new(0.0, 0.0)
-        }
-    });
+    let r = Mat::from_fn(
+        size,
+        n,
+        |i, j| {
+            if i <= j {
+                factors[(i, j)]
+            } else {
+                T::zero()
+            }
+        },
+    );
     (q, r)
 }
 
 /// Q·U_k, where U_k are the left singular vectors of `r` whose singular values reach
 /// `cutoff · σ_max` (at least one).
-fn truncated_basis(q: Mat<C64>, r: Mat<C64>, cutoff: f64) -> Result<Mat<C64>> {
+fn truncated_basis<T: Scalar>(q: Mat<T>, r: Mat<T>, cutoff: f64) -> Result<Mat<T>> {
     let svd = r
         .thin_svd()
         .map_err(|e| Error::Numeric(format!("SVD of the R factor failed: {e:?}")))?;
-    let singular: Vec<f64> = svd.S().column_vector().iter().map(|s| s.re).collect();
+    let singular: Vec<f64> = svd
+        .S()
+        .column_vector()
+        .iter()
+        .map(|s| s.to_c64().re)
+        .collect();
     let kept = kept_rank(&singular, usize::MAX, cutoff);
-    Ok(&q * svd.U().subcols(0, kept))
+    let mut basis = Mat::<T>::zeros(q.nrows(), kept);
+    faer::linalg::matmul::matmul(
+        basis.as_mut(),
+        faer::Accum::Replace,
+        q.as_ref(),
+        svd.U().subcols(0, kept),
+        T::one(),
+        Par::rayon(0),
+    );
+    Ok(basis)
 }
 
 /// Real flops of a thin QR of an `m × n` complex matrix plus forming its thin Q (estimate).
@@ -81,7 +99,7 @@ pub fn qr_flops(m: usize, n: usize) -> f64 {
 /// Y is read as the `(Up·Down·OutRight) × Col` matrix it is in column-major order; its thin Q
 /// has `r = min(rows, Col)` columns, which become the rows of η. With `cutoff > 0`, an SVD of
 /// the R factor keeps only the directions whose singular values reach `cutoff · σ_max`.
-pub fn orthonormal_basis(y: &Tensor, cutoff: f64) -> Result<Tensor> {
+pub fn orthonormal_basis<T: Scalar>(y: &Array<T>, cutoff: f64) -> Result<Array<T>> {
     let shape = y.shape();
     let cols = shape[0];
     let rows: usize = shape[1..].iter().product();
@@ -98,12 +116,13 @@ pub fn orthonormal_basis(y: &Tensor, cutoff: f64) -> Result<Tensor> {
     }
     let mut eta_shape = shape.to_vec();
     eta_shape[0] = rank;
-    Tensor::new(eta_shape, data)
+    Array::new(eta_shape, data)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::tensor::{Tensor, C64};
 
     #[test]
     fn basis_rows_are_orthonormal_and_span_the_sketch() {

@@ -3,20 +3,25 @@
 use super::kept_rank;
 use crate::error::Result;
 use crate::ops::matrix::{product, tensor, thin_svd, view};
-use crate::tensor::{Tensor, C64};
+use crate::tensor::{Array, Scalar};
 
 /// A rounded output core and what it carries to the next site.
-pub struct Rounded {
+pub struct Rounded<T> {
     /// The output core in basis form `[OutLeft, Up, Down, OutRight]`.
-    pub core: Tensor,
+    pub core: Array<T>,
     /// Σ·Vᴴ `[kept, OutRight]` for the next site; `None` at the last site.
-    pub carry: Option<Tensor>,
+    pub carry: Option<Array<T>>,
 }
 
 /// Rounds `draft` (basis form `[L, Up, Down, R]`, right-orthonormal beyond it) after absorbing
 /// `carry` (`[k, L]`, `None` at the first site): the bond on its right keeps at most `cap`
 /// singular values, none below `cutoff · σ_max`. The last site (`R = 1`) only absorbs.
-pub fn round(carry: Option<&Tensor>, draft: &Tensor, cap: usize, cutoff: f64) -> Result<Rounded> {
+pub fn round<T: Scalar>(
+    carry: Option<&Array<T>>,
+    draft: &Array<T>,
+    cap: usize,
+    cutoff: f64,
+) -> Result<Rounded<T>> {
     let [left, up, down, right] = draft.shape().try_into().expect("a basis has four legs");
     let (kept_left, merged) = match carry {
         Some(c) => {
@@ -41,12 +46,12 @@ pub fn round(carry: Option<&Tensor>, draft: &Tensor, cap: usize, cutoff: f64) ->
         .collect();
     let carry = (0..kept)
         .flat_map(|c| {
-            let weight = s[c];
+            let weight = T::from_c64(s[c].into());
             vh[c * right..(c + 1) * right]
                 .iter()
                 .map(move |&v| v * weight)
         })
-        .collect::<Vec<C64>>();
+        .collect::<Vec<T>>();
     Ok(Rounded {
         core: tensor(vec![kept_left, up, down, kept], core),
         carry: Some(tensor(vec![kept, right], carry)),

@@ -1,24 +1,32 @@
 //! Row-major matrix helpers on top of faer, for the whole-train operations.
 
 use crate::error::{Error, Result};
-use crate::tensor::{Tensor, C64};
+use crate::tensor::{Array, Scalar, C64};
 use faer::{Mat, MatRef};
 
 /// A faer view of row-major `data` as a `rows × cols` matrix.
-pub fn view(data: &[C64], rows: usize, cols: usize) -> MatRef<'_, C64> {
+pub fn view<T: Scalar>(data: &[T], rows: usize, cols: usize) -> MatRef<'_, T> {
     MatRef::from_row_major_slice(data, rows, cols)
 }
 
 /// The elements of `m` in row-major order.
-pub fn row_major(m: MatRef<'_, C64>) -> Vec<C64> {
+pub fn row_major<T: Scalar>(m: MatRef<'_, T>) -> Vec<T> {
     (0..m.nrows())
         .flat_map(|i| (0..m.ncols()).map(move |j| m[(i, j)]))
         .collect()
 }
 
 /// `a · b` in row-major order.
-pub fn product(a: MatRef<'_, C64>, b: MatRef<'_, C64>) -> Vec<C64> {
-    let c: Mat<C64> = a * b;
+pub fn product<T: Scalar>(a: MatRef<'_, T>, b: MatRef<'_, T>) -> Vec<T> {
+    let mut c = Mat::<T>::zeros(a.nrows(), b.ncols());
+    faer::linalg::matmul::matmul(
+        c.as_mut(),
+        faer::Accum::Replace,
+        a,
+        b,
+        T::one(),
+        faer::Par::rayon(0),
+    );
     row_major(c.as_ref())
 }
 
@@ -31,25 +39,23 @@ pub fn thin_qr(data: &[C64], rows: usize, cols: usize) -> (Vec<C64>, Vec<C64>, u
 }
 
 /// Thin SVD of row-major `rows × cols`: (U, singular values, Vᴴ), U and Vᴴ row-major.
-pub fn thin_svd(
-    data: &[C64],
+pub fn thin_svd<T: Scalar>(
+    data: &[T],
     rows: usize,
     cols: usize,
-) -> Result<(Vec<C64>, Vec<f64>, Vec<C64>, usize)> {
+) -> Result<(Vec<T>, Vec<f64>, Vec<T>, usize)> {
     let svd = view(data, rows, cols)
         .thin_svd()
         .map_err(|e| Error::Numeric(format!("SVD did not converge: {e:?}")))?;
     let k = rows.min(cols);
-    let s = (0..k).map(|i| svd.S().column_vector()[i].re).collect();
-    Ok((
-        row_major(svd.U()),
-        s,
-        row_major(svd.V().adjoint().to_owned().as_ref()),
-        k,
-    ))
+    let s = (0..k)
+        .map(|i| svd.S().column_vector()[i].to_c64().re)
+        .collect();
+    let vh = Mat::<T>::from_fn(k, cols, |i, j| Scalar::conj(svd.V()[(j, i)]));
+    Ok((row_major(svd.U()), s, row_major(vh.as_ref()), k))
 }
 
 /// A tensor of `shape` from row-major data.
-pub fn tensor(shape: Vec<usize>, data: Vec<C64>) -> Tensor {
-    Tensor::new(shape, data).expect("shape and data agree")
+pub fn tensor<T: Scalar>(shape: Vec<usize>, data: Vec<T>) -> Array<T> {
+    Array::new(shape, data).expect("shape and data agree")
 }

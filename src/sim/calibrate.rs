@@ -132,7 +132,12 @@ fn disk_rates(work: &Path) -> Result<(f64, f64)> {
         .collect();
     let tensor = Tensor::new(vec![PROBE_BYTES / std::mem::size_of::<C64>()], data)?;
     let start = Instant::now();
-    let file = SpillFile::write(work.join("probe.spill"), &tensor, Throttle::new(None), None)?;
+    let file = SpillFile::write(
+        work.join("probe.spill"),
+        &tensor.into(),
+        Throttle::new(None),
+        None,
+    )?;
     let write = start.elapsed().as_secs_f64();
     let start = Instant::now();
     let back = file.read(Throttle::new(None))?;

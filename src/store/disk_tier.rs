@@ -3,7 +3,7 @@
 use super::{DiskFault, ScratchDir, SpillFile, Throttle};
 use crate::error::Result;
 use crate::graph::{Cols, Task};
-use crate::tensor::Tensor;
+use crate::tensor::AnyTensor;
 use std::path::Path;
 
 /// The run's scratch directory with the rate caps and faults of its disk lanes.
@@ -32,7 +32,7 @@ impl<'f> DiskTier<'f> {
     }
 
     /// Writes the environment slice of `task` (a spill to disk) to its own file.
-    pub fn write(&self, task: &Task, tensor: &Tensor) -> Result<SpillFile> {
+    pub fn write(&self, task: &Task, tensor: &AnyTensor) -> Result<SpillFile> {
         let cols = task.cols.unwrap_or(Cols { start: 0, end: 0 });
         let name = format!("env-{:05}-{}-{}.bin", task.site, cols.start, cols.end);
         let fault = self.fault.and_then(DiskFault::on_write);
@@ -40,7 +40,7 @@ impl<'f> DiskTier<'f> {
     }
 
     /// Reads a spilled slice back.
-    pub fn read(&self, file: &SpillFile) -> Result<Tensor> {
+    pub fn read(&self, file: &SpillFile) -> Result<AnyTensor> {
         file.read(self.read_throttle)
     }
 }

@@ -3,7 +3,8 @@
 
 use super::Throttle;
 use crate::error::{Error, Result};
-use crate::tensor::{Tensor, C64};
+use crate::tensor::{AnyTensor, Array, DType, Scalar, Typed};
+use num_complex::{Complex32, Complex64};
 use std::alloc::{alloc_zeroed, dealloc, Layout};
 use std::fs::{File, OpenOptions};
 use std::os::unix::fs::{FileExt, OpenOptionsExt};
@@ -20,6 +21,7 @@ pub const BLOCK: usize = 8 << 20;
 pub struct SpillFile {
     path: PathBuf,
     shape: Vec<usize>,
+    dtype: DType,
 }
 
 impl SpillFile {
@@ -28,20 +30,21 @@ impl SpillFile {
     /// `fault` (tests) replaces the outcome of the first block with an injected error.
     pub fn write(
         path: PathBuf,
-        tensor: &Tensor,
+        tensor: &AnyTensor,
         throttle: Throttle,
         fault: Option<std::io::Error>,
     ) -> Result<SpillFile> {
         let spilled = SpillFile {
             path,
             shape: tensor.shape().to_vec(),
+            dtype: tensor.dtype(),
         };
         let (file, direct) = open(&spilled.path, true)?;
         let fail = |e| Error::io(&spilled.path, e);
         if let Some(e) = fault {
             return Err(fail(e));
         }
-        let bytes = as_bytes(tensor.data());
+        let bytes = crate::with_array!(tensor, a => as_bytes(a.data()));
         let mut buffer = AlignedBlock::new(bytes.len());
         let start = Instant::now();
         for (i, chunk) in bytes.chunks(BLOCK).enumerate() {
@@ -59,11 +62,21 @@ impl SpillFile {
     }
 
     /// Reads the tensor back at most as fast as `throttle` allows.
-    pub fn read(&self, throttle: Throttle) -> Result<Tensor> {
+    pub fn read(&self, throttle: Throttle) -> Result<AnyTensor> {
+        match self.dtype {
+            DType::Float32 => self.read_as::<f32>(throttle),
+            DType::Float64 => self.read_as::<f64>(throttle),
+            DType::Complex64 => self.read_as::<Complex32>(throttle),
+            DType::Complex128 => self.read_as::<Complex64>(throttle),
+        }
+    }
+
+    /// Reads the tensor back as the array of `T` it was written from.
+    fn read_as<T: Typed>(&self, throttle: Throttle) -> Result<AnyTensor> {
         let (file, direct) = open(&self.path, false)?;
         let fail = |e| Error::io(&self.path, e);
         let len: usize = self.shape.iter().product();
-        let mut data = vec![C64::new(0.0, 0.0); len];
+        let mut data = vec![T::zero(); len];
         let bytes = as_bytes_mut(&mut data);
         let mut buffer = AlignedBlock::new(bytes.len());
         let start = Instant::now();
@@ -78,7 +91,7 @@ impl SpillFile {
         if !direct {
             drop_cache(&file);
         }
-        Tensor::new(self.shape.clone(), data)
+        Array::new(self.shape.clone(), data).map(T::wrap)
     }
 
     /// Where the file is.
@@ -88,7 +101,7 @@ impl SpillFile {
 
     /// Bytes of the tensor it holds.
     pub fn bytes(&self) -> u64 {
-        (self.shape.iter().product::<usize>() * std::mem::size_of::<C64>()) as u64
+        (self.shape.iter().product::<usize>() * self.dtype.bytes()) as u64
     }
 }
 
@@ -139,15 +152,16 @@ fn drop_cache(file: &File) {
     unsafe { libc::posix_fadvise(file.as_raw_fd(), 0, 0, libc::POSIX_FADV_DONTNEED) };
 }
 
-/// The bytes of a complex slice.
-fn as_bytes(data: &[C64]) -> &[u8] {
-    // SAFETY: C64 is two f64 with no padding; any byte view of it is valid.
+/// The bytes of a slice of elements.
+fn as_bytes<T: Scalar>(data: &[T]) -> &[u8] {
+    // SAFETY: every Scalar is one or two f32 or f64 with no padding; any byte view is valid.
     unsafe { std::slice::from_raw_parts(data.as_ptr().cast(), std::mem::size_of_val(data)) }
 }
 
-/// The bytes of a complex slice, writable.
-fn as_bytes_mut(data: &mut [C64]) -> &mut [u8] {
-    // SAFETY: C64 is two f64 with no padding, and every bit pattern is a valid f64.
+/// The bytes of a slice of elements, writable.
+fn as_bytes_mut<T: Scalar>(data: &mut [T]) -> &mut [u8] {
+    // SAFETY: every Scalar is one or two f32 or f64 with no padding, and every bit pattern is
+    // a valid float.
     unsafe { std::slice::from_raw_parts_mut(data.as_mut_ptr().cast(), std::mem::size_of_val(data)) }
 }
 
@@ -197,19 +211,20 @@ mod tests {
     use super::*;
 
     #[test]
-    fn round_trip_of_an_unaligned_size() {
+    fn round_trip_of_an_unaligned_size_in_every_type() {
         let dir = tempfile::tempdir().unwrap();
-        let data: Vec<C64> = (0..(BLOCK / 16 + 77))
-            .map(|i| C64::new(i as f64, -(i as f64)))
+        let data: Vec<Complex64> = (0..(BLOCK / 16 + 77))
+            .map(|i| Complex64::new(i as f64, -(i as f64)))
             .collect();
-        let tensor = Tensor::new(vec![data.len()], data).unwrap();
-        let path = dir.path().join("env.bin");
-        let file = SpillFile::write(path.clone(), &tensor, Throttle::default(), None).unwrap();
-        assert_eq!(
-            file.read(Throttle::default()).unwrap().data(),
-            tensor.data()
-        );
-        drop(file);
-        assert!(!path.exists(), "the file goes with its handle");
+        let tensor = AnyTensor::from(Array::new(vec![data.len()], data).unwrap());
+        for dtype in DType::ALL {
+            let tensor = tensor.clone().cast(dtype);
+            let path = dir.path().join(format!("env-{dtype}.bin"));
+            let file = SpillFile::write(path.clone(), &tensor, Throttle::default(), None).unwrap();
+            assert_eq!(file.bytes(), tensor.bytes());
+            assert_eq!(file.read(Throttle::default()).unwrap(), tensor);
+            drop(file);
+            assert!(!path.exists(), "the file goes with its handle");
+        }
     }
 }

@@ -3,14 +3,14 @@
 use super::SpillFile;
 use crate::device::Block;
 use crate::error::{Error, Result};
-use crate::tensor::Tensor;
+use crate::tensor::AnyTensor;
 use std::sync::Arc;
 
 /// A value held by the store: a tensor (device or host memory) or a file on the scratch disk.
 #[derive(Clone, Debug)]
 pub enum Value {
     /// A tensor in memory, with the device block it holds when it lives on the device.
-    Memory(Arc<Tensor>, Option<Arc<Block>>),
+    Memory(AnyTensor, Option<Arc<Block>>),
     /// A tensor written to a scratch file (removed when the last handle drops).
     File(Arc<SpillFile>),
     /// A value of a simulated run: only its size (and its device block, if on the device).
@@ -21,13 +21,13 @@ pub enum Value {
 
 impl Value {
     /// Wraps a tensor in host memory.
-    pub fn tensor(tensor: Tensor) -> Self {
-        Value::Memory(Arc::new(tensor), None)
+    pub fn tensor(tensor: AnyTensor) -> Self {
+        Value::Memory(tensor, None)
     }
 
     /// Wraps a tensor on the device, holding its block until the last handle drops.
-    pub fn on_device(tensor: Tensor, block: Block) -> Self {
-        Value::Memory(Arc::new(tensor), Some(Arc::new(block)))
+    pub fn on_device(tensor: AnyTensor, block: Block) -> Self {
+        Value::Memory(tensor, Some(Arc::new(block)))
     }
 
     /// A simulated value of `bytes`, holding `block` if it lives on the device.
@@ -46,9 +46,9 @@ impl Value {
     }
 
     /// The tensor, or an error naming `what` if it is still on disk.
-    pub fn in_memory(&self, what: &dyn std::fmt::Display) -> Result<Arc<Tensor>> {
+    pub fn in_memory(&self, what: &dyn std::fmt::Display) -> Result<AnyTensor> {
         match self {
-            Value::Memory(t, _) => Ok(Arc::clone(t)),
+            Value::Memory(t, _) => Ok(t.clone()),
             Value::File(f) => Err(Error::Invalid(format!(
                 "{what} needs {} in memory, found it on disk",
                 f.path().display()

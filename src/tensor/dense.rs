@@ -1,20 +1,24 @@
-//! `Tensor`: a dense complex128 array in row-major (C) order.
+//! `Array`: a dense array in row-major (C) order, of any [`Scalar`] element type.
 
+use super::Scalar;
 use crate::error::{Error, Result};
 
-/// The element type of every computation: complex128.
+/// complex128, the element type of trains held in memory.
 pub type C64 = num_complex::Complex64;
 
-/// A dense complex array in row-major order.
+/// A dense complex128 array: the cores of in-memory trains.
+pub type Tensor = Array<C64>;
+
+/// A dense array in row-major order.
 #[derive(Clone, Debug, PartialEq)]
-pub struct Tensor {
+pub struct Array<T> {
     shape: Vec<usize>,
-    data: Vec<C64>,
+    data: Vec<T>,
 }
 
-impl Tensor {
+impl<T: Scalar> Array<T> {
     /// Wraps `data` as an array of `shape`; fails when the lengths disagree.
-    pub fn new(shape: Vec<usize>, data: Vec<C64>) -> Result<Self> {
+    pub fn new(shape: Vec<usize>, data: Vec<T>) -> Result<Self> {
         let expected: usize = shape.iter().product();
         if expected != data.len() {
             return Err(Error::Shape(format!(
@@ -22,24 +26,24 @@ impl Tensor {
                 data.len()
             )));
         }
-        Ok(Tensor { shape, data })
+        Ok(Array { shape, data })
     }
 
     /// An array of zeros.
     pub fn zeros(shape: Vec<usize>) -> Self {
         let len = shape.iter().product();
-        Tensor {
+        Array {
             shape,
-            data: vec![C64::new(0.0, 0.0); len],
+            data: vec![T::zero(); len],
         }
     }
 
     /// An array of ones.
     pub fn ones(shape: Vec<usize>) -> Self {
         let len = shape.iter().product();
-        Tensor {
+        Array {
             shape,
-            data: vec![C64::new(1.0, 0.0); len],
+            data: vec![T::one(); len],
         }
     }
 
@@ -49,17 +53,17 @@ impl Tensor {
     }
 
     /// The elements in row-major order.
-    pub fn data(&self) -> &[C64] {
+    pub fn data(&self) -> &[T] {
         &self.data
     }
 
     /// The elements in row-major order, writable.
-    pub fn data_mut(&mut self) -> &mut [C64] {
+    pub fn data_mut(&mut self) -> &mut [T] {
         &mut self.data
     }
 
     /// Gives up the elements.
-    pub fn into_data(self) -> Vec<C64> {
+    pub fn into_data(self) -> Vec<T> {
         self.data
     }
 
@@ -75,13 +79,13 @@ impl Tensor {
 
     /// Bytes held by the elements.
     pub fn bytes(&self) -> u64 {
-        (self.data.len() * std::mem::size_of::<C64>()) as u64
+        (self.data.len() * std::mem::size_of::<T>()) as u64
     }
 
     /// The same elements seen with another shape of equal size.
     pub fn reshape(self, shape: Vec<usize>) -> Self {
         debug_assert_eq!(shape.iter().product::<usize>(), self.data.len());
-        Tensor {
+        Array {
             shape,
             data: self.data,
         }
@@ -89,33 +93,41 @@ impl Tensor {
 
     /// Element-wise complex conjugate.
     pub fn conj(&self) -> Self {
-        Tensor {
+        Array {
             shape: self.shape.clone(),
-            data: self.data.iter().map(|z| z.conj()).collect(),
+            data: self.data.iter().map(|&z| Scalar::conj(z)).collect(),
         }
     }
 
     /// Multiplies every element by `factor`.
-    pub fn scale(&mut self, factor: C64) {
-        self.data.iter_mut().for_each(|z| *z *= factor);
+    pub fn scale(&mut self, factor: T) {
+        self.data.iter_mut().for_each(|z| *z = *z * factor);
     }
 
     /// Frobenius norm.
     pub fn norm(&self) -> f64 {
-        self.data.iter().map(|z| z.norm_sqr()).sum::<f64>().sqrt()
+        self.data.iter().map(|&z| z.abs2()).sum::<f64>().sqrt()
+    }
+
+    /// The same elements converted to `U` (a real type keeps the real parts).
+    pub fn cast<U: Scalar>(&self) -> Array<U> {
+        Array {
+            shape: self.shape.clone(),
+            data: self.data.iter().map(|&z| U::from_c64(z.to_c64())).collect(),
+        }
     }
 
     /// A copy of rows `rows` of the leading axis (the batch of sketch columns, for batched values).
-    pub fn leading_rows(&self, rows: std::ops::Range<usize>) -> Tensor {
+    pub fn leading_rows(&self, rows: std::ops::Range<usize>) -> Array<T> {
         let row: usize = self.shape[1..].iter().product();
         let mut shape = self.shape.clone();
         shape[0] = rows.len();
         let data = self.data[rows.start * row..rows.end * row].to_vec();
-        Tensor { shape, data }
+        Array { shape, data }
     }
 
     /// Overwrites the rows of the leading axis from `start` on with `rows` (same trailing shape).
-    pub fn put_leading_rows(&mut self, start: usize, rows: &Tensor) {
+    pub fn put_leading_rows(&mut self, start: usize, rows: &Array<T>) {
         debug_assert_eq!(self.shape[1..], rows.shape[1..]);
         let row: usize = self.shape[1..].iter().product();
         self.data[start * row..start * row + rows.data.len()].copy_from_slice(&rows.data);
@@ -123,7 +135,7 @@ impl Tensor {
 
     /// Overwrites the entries of the last axis from `start` on with `columns` (same leading
     /// shape).
-    pub fn put_trailing_columns(&mut self, start: usize, columns: &Tensor) {
+    pub fn put_trailing_columns(&mut self, start: usize, columns: &Array<T>) {
         let last = self.shape.len() - 1;
         debug_assert_eq!(self.shape[..last], columns.shape[..last]);
         let (total, width) = (self.shape[last], columns.shape[last]);
@@ -135,8 +147,6 @@ impl Tensor {
 
     /// Position of the first element that is NaN or infinite, if any.
     pub fn first_non_finite(&self) -> Option<usize> {
-        self.data
-            .iter()
-            .position(|z| !(z.re.is_finite() && z.im.is_finite()))
+        self.data.iter().position(|z| !z.is_finite())
     }
 }

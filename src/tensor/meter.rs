@@ -1,5 +1,7 @@
 //! `Meter`: counts the floating-point work and peak memory of a kernel.
 
+use super::DType;
+
 /// Work and memory counted while a kernel runs (or is dry-run on shapes).
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct Meter {
@@ -10,6 +12,15 @@ pub struct Meter {
 }
 
 impl Meter {
+    /// This count, made in complex128, for `dtype`: flops scale with the multiply-add's cost,
+    /// bytes with the element's size.
+    pub fn in_dtype(self, dtype: DType) -> Meter {
+        Meter {
+            flops: self.flops * dtype.flops_per_fma() / 8.0,
+            peak_bytes: self.peak_bytes * dtype.bytes() as u64 / 16,
+        }
+    }
+
     /// Records one step that does `flops` of work with `bytes` alive.
     pub fn record(&mut self, flops: f64, bytes: u64) {
         self.flops += flops;

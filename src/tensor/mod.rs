@@ -1,13 +1,19 @@
-//! Dense complex tensors in row-major order, with labelled contraction on top.
+//! Dense arrays in row-major order, of four element types, with labelled contraction on top.
 
+mod any;
 mod dense;
+mod dtype;
 mod legs;
 mod meter;
 mod operand;
 mod permute;
 mod plan;
+mod scalar;
 
-pub use dense::{Tensor, C64};
+pub use any::{AnyTensor, Typed};
+pub use dense::{Array, Tensor, C64};
+pub use dtype::DType;
 pub use legs::Leg;
 pub use meter::Meter;
 pub use operand::{Labeled, Operand, Shape};
+pub use scalar::Scalar;

@@ -6,7 +6,7 @@
 
 use super::permute::keeps_layout;
 use super::plan::ContractionPlan;
-use super::{Leg, Meter, Tensor, C64};
+use super::{Array, Leg, Meter, Scalar, C64};
 use faer::{Accum, MatMut, MatRef, Par};
 use rayon::prelude::*;
 use std::sync::Arc;
@@ -85,7 +85,7 @@ impl Operand for Labeled<Shape> {
     }
 }
 
-impl Operand for Labeled<Arc<Tensor>> {
+impl<T: Scalar> Operand for Labeled<Arc<Array<T>>> {
     fn legs(&self) -> &[Leg] {
         &self.legs
     }
@@ -100,7 +100,7 @@ impl Operand for Labeled<Arc<Tensor>> {
         meter.record(plan.flops(), plan.peak_bytes(a.shape(), b.shape()));
         let a = permuted(a, &plan.perm_a);
         let b = permuted(b, &plan.perm_b);
-        let mut out = Tensor::zeros(plan.dims.clone());
+        let mut out = Array::zeros(plan.dims.clone());
         batched_gemm(&plan, a.data(), b.data(), out.data_mut());
         Labeled {
             legs: plan.legs,
@@ -125,7 +125,7 @@ impl Operand for Labeled<Arc<Tensor>> {
 }
 
 /// `t` with axes permuted, borrowing when no element moves.
-fn permuted<'a>(t: &'a Tensor, perm: &[usize]) -> std::borrow::Cow<'a, Tensor> {
+fn permuted<'a, T: Scalar>(t: &'a Array<T>, perm: &[usize]) -> std::borrow::Cow<'a, Array<T>> {
     if keeps_layout(t.shape(), perm) {
         std::borrow::Cow::Borrowed(t)
     } else {
@@ -137,16 +137,16 @@ fn permuted<'a>(t: &'a Tensor, perm: &[usize]) -> std::borrow::Cow<'a, Tensor> {
 const SMALL_GEMM: usize = 64 * 64 * 64;
 
 /// `out[b] = a[b] · c[b]` for every batch index `b`, with faer's GEMM.
-fn batched_gemm(plan: &ContractionPlan, a: &[C64], b: &[C64], out: &mut [C64]) {
+fn batched_gemm<T: Scalar>(plan: &ContractionPlan, a: &[T], b: &[T], out: &mut [T]) {
     let (m, n, k) = (plan.m, plan.n, plan.k);
     if m * n == 0 {
         return;
     }
-    let one_gemm = |a: &[C64], b: &[C64], out: &mut [C64], par: Par| {
+    let one_gemm = |a: &[T], b: &[T], out: &mut [T], par: Par| {
         let lhs = MatRef::from_row_major_slice(a, m, k);
         let rhs = MatRef::from_row_major_slice(b, k, n);
         let dst = MatMut::from_row_major_slice_mut(out, m, n);
-        faer::linalg::matmul::matmul(dst, Accum::Replace, lhs, rhs, C64::new(1.0, 0.0), par);
+        faer::linalg::matmul::matmul(dst, Accum::Replace, lhs, rhs, T::one(), par);
     };
     let a_blocks = a.chunks(m * k.max(1));
     let b_blocks = b.chunks(k.max(1) * n);
@@ -167,6 +167,7 @@ fn batched_gemm(plan: &ContractionPlan, a: &[C64], b: &[C64], out: &mut [C64]) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::tensor::Tensor;
 
     fn tensor(shape: Vec<usize>, seed: f64) -> Tensor {
         let len = shape.iter().product::<usize>();

@@ -1,7 +1,7 @@
 //! Axis permutation of a dense tensor (a strided copy, parallel over rows).
 
 use super::plan::is_identity;
-use super::{Tensor, C64};
+use super::{Array, Scalar};
 use rayon::prelude::*;
 
 /// Rows of the output copied by one rayon task.
@@ -10,9 +10,9 @@ const ROWS_PER_TASK: usize = 1024;
 /// A last axis shorter than this is copied together with the axis before it.
 const SHORT_ROW: usize = 64;
 
-impl Tensor {
+impl<T: Scalar> Array<T> {
     /// A copy with axes reordered: axis `i` of the result is axis `perm[i]` of `self`.
-    pub fn permute(&self, perm: &[usize]) -> Tensor {
+    pub fn permute(&self, perm: &[usize]) -> Array<T> {
         debug_assert_eq!(perm.len(), self.shape().len());
         let out_shape: Vec<usize> = perm.iter().map(|&p| self.shape()[p]).collect();
         let (shape, perm) = simplify(self.shape(), perm);
@@ -20,7 +20,7 @@ impl Tensor {
             return self.clone().reshape(out_shape);
         }
         let data = permuted_data(self.data(), &shape, &perm);
-        Tensor::new(out_shape, data).expect("same number of elements")
+        Array::new(out_shape, data).expect("same number of elements")
     }
 }
 
@@ -62,7 +62,7 @@ fn next_kept(shape: &[usize], axis: usize) -> Option<usize> {
 ///
 /// The output is written in rows of its last axis; when that axis is short, a row spans the last
 /// two axes so the inner loops stay long enough to pay for stepping the outer index.
-fn permuted_data(src: &[C64], shape: &[usize], perm: &[usize]) -> Vec<C64> {
+fn permuted_data<T: Scalar>(src: &[T], shape: &[usize], perm: &[usize]) -> Vec<T> {
     let out_shape: Vec<usize> = perm.iter().map(|&p| shape[p]).collect();
     let strides = row_major_strides(shape);
     let src_strides: Vec<usize> = perm.iter().map(|&p| strides[p]).collect();
@@ -81,7 +81,7 @@ fn permuted_data(src: &[C64], shape: &[usize], perm: &[usize]) -> Vec<C64> {
     };
     let (n_lo, s_lo) = (row_shape[row_axes - 1], row_strides[row_axes - 1]);
     let row = n_hi * n_lo;
-    let mut out: Vec<C64> = Vec::with_capacity(src.len());
+    let mut out: Vec<T> = Vec::with_capacity(src.len());
     out.spare_capacity_mut()[..src.len()]
         .par_chunks_mut(row * ROWS_PER_TASK)
         .enumerate()
@@ -138,7 +138,7 @@ fn advance(index: &mut [usize], shape: &[usize], strides: &[usize], mut offset: 
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use crate::tensor::{Tensor, C64};
 
     #[test]
     fn permute_moves_every_element_to_its_transposed_place() {

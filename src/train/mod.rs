@@ -10,7 +10,7 @@ pub use orientation::Orientation;
 pub use stack::{core_path, site_name, too_few_sites, Layer, LayerShape, Stack, StackShape};
 
 use crate::error::{Error, Result};
-use crate::tensor::Tensor;
+use crate::tensor::{DType, Tensor};
 
 /// A tensor train whose cores are held as `[left, right, up, down]` arrays.
 ///
@@ -42,6 +42,7 @@ impl Train {
             name: "train".into(),
             kind,
             cores: shapes,
+            dtype: DType::Complex128,
         }
         .check(None)?;
         Ok(Train { kind, cores })
@@ -116,6 +117,7 @@ impl Train {
                 .iter()
                 .map(|c| c.shape().try_into().expect("rank 4"))
                 .collect(),
+            dtype: DType::Complex128,
         }
     }
 }

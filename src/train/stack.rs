@@ -2,6 +2,7 @@
 
 use super::{Kind, Orientation, Train};
 use crate::error::{Error, Result};
+use crate::tensor::DType;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
@@ -32,6 +33,9 @@ pub struct LayerShape {
     pub kind: Kind,
     /// `[left, right, up, down]` of every core.
     pub cores: Vec<[usize; 4]>,
+    /// The element type of its cores.
+    #[serde(default)]
+    pub dtype: DType,
 }
 
 /// The shapes of a stack, enough to build and plan the sweep graph without reading data.
@@ -167,6 +171,13 @@ impl StackShape {
             )));
         }
         Ok(())
+    }
+
+    /// The element type of the product: the layers' types promoted as NumPy would.
+    pub fn dtype(&self) -> DType {
+        let mut types = self.layers.iter().map(|l| l.dtype);
+        let first = types.next().unwrap_or_default();
+        types.fold(first, DType::promote)
     }
 
     /// Number of sites.
