@@ -2,6 +2,7 @@
 
 use clap::Args;
 use srcflow::gen::{generate, ProblemKind, ProblemSpec};
+use srcflow::tensor::DType;
 use srcflow::Result;
 use std::path::PathBuf;
 
@@ -16,13 +17,17 @@ pub struct GenArgs {
     /// Sizes and parameters.
     #[command(flatten)]
     spec: ProblemSpec,
+    /// Element type of the written cores (float32, float64, complex64, complex128); a real
+    /// type keeps the real parts.
+    #[arg(long, default_value_t = DType::Complex128)]
+    dtype: DType,
 }
 
 /// Runs `srcflow gen`.
 pub fn run(a: GenArgs) -> Result<()> {
     let spec = a.spec;
     let stack = generate(a.kind, &spec)?;
-    srcflow::io::write_stack(&a.dir, &stack)?;
+    srcflow::io::write_stack_as(&a.dir, &stack, a.dtype)?;
     let names: Vec<&str> = stack.layers().iter().map(|l| l.name.as_str()).collect();
     println!(
         "wrote {} ({} sites, layers {})",

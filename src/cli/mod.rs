@@ -12,6 +12,7 @@ mod progress_bar;
 mod report;
 mod run;
 mod simulate;
+mod svd;
 mod tiering;
 
 use clap::{Parser, Subcommand};
@@ -35,6 +36,8 @@ enum Command {
     Gen(gen::GenArgs),
     /// Relative distance ‖A − B‖ / ‖B‖ of two problem directories (QR sweep).
     Distance(distance::DistanceArgs),
+    /// The exact product truncated by SVD: the near-optimal reference (small problems only).
+    Svd(svd::SvdArgs),
     /// Print the sweep graph of a problem (DOT or JSON) without running it.
     Graph(graph::GraphArgs),
     /// Print the memory plan of a run (batch size, tier of every environment, peaks) without
@@ -68,6 +71,7 @@ pub fn main() -> ExitCode {
         Some(Command::Run(args)) => run::run(args),
         Some(Command::Gen(args)) => gen::run(args),
         Some(Command::Distance(args)) => distance::run(args),
+        Some(Command::Svd(args)) => svd::run(args),
         Some(Command::Graph(args)) => graph::run(args),
         Some(Command::Plan(args)) => plan::run(args),
         Some(Command::Report(args)) => report::run(args),

@@ -12,11 +12,19 @@ pub use problem::ProblemDir;
 pub use staging::StagingDir;
 
 use crate::error::Result;
+use crate::tensor::{AnyTensor, DType};
 use crate::train::{core_path, Stack};
 use std::path::Path;
 
-/// Writes `stack` as a problem directory at `dir` (which must not exist), atomically.
+/// Writes `stack` as a problem directory of complex128 cores at `dir` (which must not exist),
+/// atomically.
 pub fn write_stack(dir: &Path, stack: &Stack) -> Result<()> {
+    write_stack_as(dir, stack, DType::Complex128)
+}
+
+/// Writes `stack` as a problem directory at `dir` (which must not exist), atomically, its cores
+/// cast to `dtype`.
+pub fn write_stack_as(dir: &Path, stack: &Stack, dtype: DType) -> Result<()> {
     let staging = StagingDir::create(dir)?;
     let layers = stack
         .layers()
@@ -34,8 +42,9 @@ pub fn write_stack(dir: &Path, stack: &Stack) -> Result<()> {
     for layer in stack.layers() {
         let folder = staging.path().join(&layer.name);
         std::fs::create_dir(&folder).map_err(|e| crate::Error::io(&folder, e))?;
-        for (site, core) in layer.train.to_quimb().iter().enumerate() {
-            npy::write(&core_path(staging.path(), &layer.name, site), core)?;
+        for (site, core) in layer.train.to_quimb().into_iter().enumerate() {
+            let core = AnyTensor::from(core).cast(dtype);
+            npy::write_any(&core_path(staging.path(), &layer.name, site), &core)?;
         }
     }
     staging.commit()

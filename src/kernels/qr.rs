@@ -96,10 +96,29 @@ pub fn qr_flops(m: usize, n: usize) -> f64 {
 
 /// η `[r, Up, Down, OutRight]` with orthonormal rows spanning Y `[Col, Up, Down, OutRight]`.
 ///
-/// Y is read as the `(Up·Down·OutRight) × Col` matrix it is in column-major order; its thin Q
-/// has `r = min(rows, Col)` columns, which become the rows of η. With `cutoff > 0`, an SVD of
-/// the R factor keeps only the directions whose singular values reach `cutoff · σ_max`.
+/// Y is factored as the `(OutRight·Up·Down) × Col` matrix; its thin Q has `r = min(rows, Col)`
+/// columns, which become the rows of η. With `cutoff > 0`, an SVD of the R factor keeps only
+/// the directions whose singular values reach `cutoff · σ_max`.
+///
+/// Two choices make the basis accurate, both measured on an exact 20-site compression (bond 64,
+/// χ̄ 64), where a QR loses what the sketch holds weakly, at its precision times the
+/// conditioning of the sketched environment:
+/// - rows ordered with the output bond first (as src-method does): 4e-13 → 1e-14 relative error
+///   in complex128;
+/// - single-precision sketches factored in double precision and η rounded back: 2e-4 → 3e-6 in
+///   complex64, for a QR that is a small share of the flops.
 pub fn orthonormal_basis<T: Scalar>(y: &Array<T>, cutoff: f64) -> Result<Array<T>> {
+    let y = y.permute(&[0, 3, 1, 2]);
+    let eta = if T::DTYPE.is_double() {
+        basis_at_own_precision(&y, cutoff)?
+    } else {
+        basis_at_own_precision(&y.cast::<T::Double>(), cutoff)?.cast()
+    };
+    Ok(eta.permute(&[0, 2, 3, 1]))
+}
+
+/// [`orthonormal_basis`] computed in `T` itself.
+fn basis_at_own_precision<T: Scalar>(y: &Array<T>, cutoff: f64) -> Result<Array<T>> {
     let shape = y.shape();
     let cols = shape[0];
     let rows: usize = shape[1..].iter().product();

@@ -25,6 +25,8 @@ pub trait Scalar:
 {
     /// Its [`DType`].
     const DTYPE: DType;
+    /// The double-precision type of the same kind (itself for a double type).
+    type Double: Scalar;
     /// The value nearest to `z` (a real type keeps the real part).
     fn from_c64(z: Complex64) -> Self;
     /// The value as complex128.
@@ -52,6 +54,7 @@ pub trait Scalar:
 
 impl Scalar for f32 {
     const DTYPE: DType = DType::Float32;
+    type Double = f64;
     fn from_c64(z: Complex64) -> Self {
         z.re as f32
     }
@@ -65,6 +68,7 @@ impl Scalar for f32 {
 
 impl Scalar for f64 {
     const DTYPE: DType = DType::Float64;
+    type Double = f64;
     fn from_c64(z: Complex64) -> Self {
         z.re
     }
@@ -78,6 +82,7 @@ impl Scalar for f64 {
 
 impl Scalar for Complex32 {
     const DTYPE: DType = DType::Complex64;
+    type Double = Complex64;
     fn from_c64(z: Complex64) -> Self {
         Complex32::new(z.re as f32, z.im as f32)
     }
@@ -91,6 +96,7 @@ impl Scalar for Complex32 {
 
 impl Scalar for Complex64 {
     const DTYPE: DType = DType::Complex128;
+    type Double = Complex64;
     fn from_c64(z: Complex64) -> Self {
         z
     }
