@@ -71,3 +71,23 @@ for dtype in complex128 complex64; do
     python3 -c "import sys; d,t,e,o,x,p=sys.argv[1:]; print(f'| {d} | {float(t):.3f} | {float(e):.3e} | {float(e)/float(o):.2f} | {float(x):.1e} | {p.strip()} |')" \
         "$dtype" "$(best "${times[@]}")" "$error" "$OPTIMUM" "$exact" "$peak"
 done
+
+echo
+echo "| working type (n=30, chi=256, D=16, chi_out=256) | best s | GFLOP/s | speed-up |"
+echo "|---|---|---|---|"
+base=""
+for dtype in complex128 complex64; do
+    input="$WORK/large-$dtype"
+    "$BIN" gen random "$input" --sites 30 --bond 256 --mpo-bond 16 --seed 1 --dtype $dtype >/dev/null
+    times=() rates=()
+    for rep in $(seq "$REPS"); do
+        rm -rf "$WORK/large-out"
+        report="$("$BIN" run "$input" --chi-out 256 --out "$WORK/large-out" --seed 0 --json)"
+        times+=("$(echo "$report" | field wall_s)")
+        rates+=("$(echo "$report" | field gflops_per_s)")
+    done
+    t="$(best "${times[@]}")"
+    base="${base:-$t}"
+    python3 -c "import sys; d,t,r,b=sys.argv[1:]; print(f'| {d} | {float(t):.2f} | {float(r):.1f} | {float(b)/float(t):.2f}x |')" \
+        "$dtype" "$t" "$(python3 -c "import sys; print(max(float(x) for x in sys.argv[1:]))" "${rates[@]}")" "$base"
+done
