@@ -2,19 +2,11 @@
 
 use crate::engine::{Engine, Options};
 use crate::error::Result;
-use crate::train::{Layer, Stack, Train};
+use crate::train::{Stack, Train};
 
 /// The compressed product `trains[0] · trains[1] · …` (mathematical order; the last acts first).
 pub fn src(trains: &[&Train], options: &Options) -> Result<Train> {
-    let layers = trains
-        .iter()
-        .enumerate()
-        .map(|(i, t)| Layer {
-            name: format!("layer{i}"),
-            train: (*t).clone(),
-        })
-        .collect();
-    let stack = Stack::new(layers)?;
+    let stack = Stack::of_trains(trains)?;
     Ok(Engine::new(*options)?.run(&stack)?.0)
 }
 

@@ -8,7 +8,7 @@ use srcflow::gen::{random_mpo, random_mps};
 use srcflow::io::{Manifest, ProblemDir, FORMAT};
 use srcflow::ops::{distance, exact_product};
 use srcflow::train::Kind;
-use srcflow::{src, Layer, Options, Stack, Tensor, Train};
+use srcflow::{src, Options, Stack, Tensor, Train};
 use std::path::Path;
 
 /// φ (physical 2), A (2 → 3) and B (3 → 2) on 6 sites: rectangular legs, jagged bonds.
@@ -37,15 +37,7 @@ fn conjugate(train: &Train) -> Train {
 
 /// The exact product of the ket stack `trains[0] · trains[1] · …`.
 fn exact(trains: &[&Train]) -> Train {
-    let layers = trains
-        .iter()
-        .enumerate()
-        .map(|(i, t)| Layer {
-            name: format!("l{i}"),
-            train: (*t).clone(),
-        })
-        .collect();
-    exact_product(&Stack::new(layers).unwrap()).unwrap()
+    exact_product(&Stack::of_trains(trains).unwrap()).unwrap()
 }
 
 #[test]

@@ -222,6 +222,19 @@ impl Stack {
         Ok(Stack { layers })
     }
 
+    /// The stack `trains[0] · trains[1] · …`, its layers named `layer0`, `layer1`, ….
+    pub fn of_trains(trains: &[&Train]) -> Result<Self> {
+        let layers = trains
+            .iter()
+            .enumerate()
+            .map(|(i, train)| Layer {
+                name: format!("layer{i}"),
+                train: (*train).clone(),
+            })
+            .collect();
+        Stack::new(layers)
+    }
+
     /// The layers in mathematical order.
     pub fn layers(&self) -> &[Layer] {
         &self.layers
