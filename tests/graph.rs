@@ -35,14 +35,35 @@ fn every_site_gets_its_tasks_and_batches_split_the_columns() {
     assert_eq!(count(Op::Env), 5 * 3, "5 environments in 3 column batches");
     assert_eq!(count(Op::Sketch), 5 * 3);
     assert_eq!(
-        (
-            count(Op::Qr),
-            count(Op::Project),
-            count(Op::First),
-            count(Op::WriteSite)
-        ),
-        (5, 5, 1, 6)
+        (count(Op::Qr), count(Op::First), count(Op::WriteSite)),
+        (5, 1, 6)
     );
+    for site in 1..6 {
+        let rows = g.out_bonds[site - 1];
+        let mut blocks: Vec<_> = g
+            .graph
+            .node_weights()
+            .filter(|t| t.op == Op::Project && t.site == site)
+            .map(|t| {
+                let whole = srcflow::graph::Cols {
+                    start: 0,
+                    end: rows,
+                };
+                (t.cols.unwrap_or(whole), t.within.unwrap_or(whole))
+            })
+            .collect();
+        blocks.sort_by_key(|(cols, _)| cols.start);
+        let expected: Vec<(usize, usize)> = (0..rows)
+            .step_by(4)
+            .map(|start| (start, (start + 4).min(rows)))
+            .collect();
+        let found: Vec<(usize, usize)> = blocks.iter().map(|(c, _)| (c.start, c.end)).collect();
+        assert_eq!(
+            found, expected,
+            "project rows of site {site} in blocks of the batch"
+        );
+        assert!(blocks.iter().all(|(_, w)| (w.start, w.end) == (0, rows)));
+    }
     let cols: Vec<_> = g
         .graph
         .node_weights()

@@ -109,6 +109,7 @@ impl SweepGraph {
             stack,
             out_bonds: output_bonds(stack, sketch),
             chi_out: options.chi_out,
+            cutoff: options.cutoff,
             dtype,
             batches: (0..sketch)
                 .step_by(batch)
@@ -150,6 +151,7 @@ impl SweepGraph {
             stack: &self.stack,
             out_bonds: self.out_bonds.clone(),
             chi_out: self.chi_out,
+            cutoff: self.cutoff,
             dtype: self.dtype,
             batches: Vec::new(),
             tasks: Vec::new(),
@@ -177,19 +179,22 @@ pub(super) fn output_bonds(stack: &StackShape, sketch: usize) -> Vec<usize> {
     bonds
 }
 
-/// Adds an edge from the producer of every input to its consumer.
+/// Adds an edge from every producer of each input (the blocks of a batched project task each
+/// write a slice of their output) to its consumer.
 fn connect(tasks: Vec<Task>) -> StableDiGraph<Task, DataId> {
     let mut graph = StableDiGraph::new();
     let nodes: Vec<NodeIndex> = tasks.into_iter().map(|t| graph.add_node(t)).collect();
-    let mut producer: HashMap<DataId, NodeIndex> = HashMap::new();
+    let mut producers: HashMap<DataId, Vec<NodeIndex>> = HashMap::new();
     for &node in &nodes {
         for &out in &graph[node].outputs {
-            producer.insert(out, node);
+            producers.entry(out).or_default().push(node);
         }
     }
     for &node in &nodes {
         for input in graph[node].inputs.clone() {
-            graph.add_edge(producer[&input], node, input);
+            for &producer in &producers[&input] {
+                graph.add_edge(producer, node, input);
+            }
         }
     }
     graph
@@ -200,6 +205,7 @@ struct Builder<'a> {
     stack: &'a StackShape,
     out_bonds: Vec<usize>,
     chi_out: usize,
+    cutoff: f64,
     dtype: DType,
     batches: Vec<Cols>,
     tasks: Vec<Task>,
@@ -488,18 +494,7 @@ impl Builder<'_> {
                 );
             }
             self.qr(site, step);
-            let cost = self.project_cost(site, self.basis(site).value[0]);
-            let mut inputs = vec![DataId::Basis { site }];
-            inputs.extend(self.core_ids(site, Pass::RightToLeft));
-            inputs.extend(proj_next);
-            self.push(
-                Op::Project,
-                site,
-                None,
-                (inputs, vec![DataId::Proj { site }]),
-                cost,
-                step,
-            );
+            self.project(site, proj_next, step);
             self.hand_over(site, step);
         }
         let step = 2 * n - 2;
@@ -522,6 +517,36 @@ impl Builder<'_> {
             step,
         );
         self.hand_over(0, step);
+    }
+
+    /// The project task of `site`, in blocks of basis rows as wide as the column batches: a
+    /// whole project holds the product of S with the basis and a site of every layer, whose
+    /// peak grows with the rows as env's and sketch's grow with the columns. Under a cutoff
+    /// applied after the QR the rows are not known before it runs, so the task stays whole.
+    fn project(&mut self, site: usize, proj_next: Vec<DataId>, step: usize) {
+        let rows = self.basis(site).value[0];
+        let mut inputs = vec![DataId::Basis { site }];
+        inputs.extend(self.core_ids(site, Pass::RightToLeft));
+        inputs.extend(proj_next);
+        let io = (inputs, vec![DataId::Proj { site }]);
+        let width = self.batches.first().map_or(rows, |b| b.len());
+        if width >= rows || (self.cutoff > 0.0 && !self.rounds()) {
+            let cost = self.project_cost(site, rows);
+            return self.push(Op::Project, site, None, io, cost, step);
+        }
+        let whole = Cols {
+            start: 0,
+            end: rows,
+        };
+        for start in (0..rows).step_by(width) {
+            let block = Cols {
+                start,
+                end: (start + width).min(rows),
+            };
+            let cost = self.project_cost(site, block.len());
+            self.push(Op::Project, site, Some(block), io.clone(), cost, step);
+            self.tasks.last_mut().expect("just pushed").within = Some(whole);
+        }
     }
 
     fn qr(&mut self, site: usize, step: usize) {

@@ -8,6 +8,7 @@ mod absorb;
 mod env;
 mod exact;
 pub mod legs;
+mod order;
 mod project;
 mod qr;
 mod rank;

@@ -123,6 +123,12 @@ impl MemoryProfile {
         let mut held = [vec![0i128; k + 1], vec![0i128; k + 1], vec![0i128; k + 1]];
         for node in graph.graph.node_indices() {
             let task = &graph.graph[node];
+            if task
+                .within
+                .is_some_and(|w| task.cols.is_some_and(|c| c.start != w.start))
+            {
+                continue; // a later slice of an output its first slice holds
+            }
             for &id in &task.outputs {
                 let readers = graph
                     .graph

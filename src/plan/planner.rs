@@ -50,6 +50,10 @@ impl Plan {
 
 /// Plans a run: the largest batch (halving from all columns) for which some placement fits the
 /// budgets, newest environments on the fastest tier. Returns the plan and its placed graph.
+///
+/// Halving stops once it no longer pays: when a batch half as wide still needs at least 90 % of
+/// what the wider one needed, what does not fit is not the batch (a 2000-column sketch on 50
+/// sites would otherwise be planned down to one column, in a graph of a million tasks).
 pub fn plan(request: &PlanRequest) -> Result<(Plan, SweepGraph)> {
     let sketch = request.graph.sketch();
     let candidates: Vec<usize> = match request.graph.batch_cols {
@@ -57,7 +61,7 @@ pub fn plan(request: &PlanRequest) -> Result<(Plan, SweepGraph)> {
         None => std::iter::successors(Some(sketch.max(1)), |&b| (b > 1).then(|| b.div_ceil(2)))
             .collect(),
     };
-    let mut refusal = None;
+    let mut refusal: Option<Refusal> = None;
     for batch in candidates {
         let options = GraphOptions {
             batch_cols: Some(batch),
@@ -66,14 +70,47 @@ pub fn plan(request: &PlanRequest) -> Result<(Plan, SweepGraph)> {
         let graph = SweepGraph::build(request.stack, &options)?;
         match place(request, &graph, batch) {
             Ok(found) => return Ok(found),
-            Err(e) => refusal = Some(e),
+            Err(Failure::Other(e)) => return Err(e),
+            Err(Failure::Refused(refused)) => {
+                let stalled = refusal
+                    .as_ref()
+                    .is_some_and(|wider| refused.needed * 10 >= wider.needed * 9);
+                refusal = Some(refused);
+                if stalled {
+                    break;
+                }
+            }
         }
     }
-    Err(refusal.expect("at least one batch size is tried"))
+    Err(refusal.expect("at least one batch size is tried").error)
+}
+
+/// Why a placement failed: a budget it cannot fit, or another error.
+enum Failure {
+    /// A tier's budget is too small; `needed` is the peak it would take.
+    Refused(Refusal),
+    /// Anything else (a malformed graph).
+    Other(Error),
+}
+
+/// A budget a placement cannot fit: the bytes it needs and the error that says so.
+struct Refusal {
+    needed: u64,
+    error: Error,
+}
+
+impl From<Error> for Failure {
+    fn from(e: Error) -> Self {
+        Failure::Other(e)
+    }
 }
 
 /// Demotes the oldest environments until the modelled run fits, or says what does not fit.
-fn place(request: &PlanRequest, base: &SweepGraph, batch: usize) -> Result<(Plan, SweepGraph)> {
+fn place(
+    request: &PlanRequest,
+    base: &SweepGraph,
+    batch: usize,
+) -> std::result::Result<(Plan, SweepGraph), Failure> {
     let envs = base.environments();
     let mut tiers = vec![Tier::Device; envs];
     loop {
@@ -117,7 +154,7 @@ fn place(request: &PlanRequest, base: &SweepGraph, batch: usize) -> Result<(Plan
             };
             return Ok((plan, graph));
         };
-        demote?;
+        demote.map_err(Failure::Refused)?;
     }
 }
 
@@ -130,7 +167,13 @@ fn full_cols(graph: &SweepGraph) -> crate::graph::Cols {
 }
 
 /// Moves the oldest environment above `to` down to `to`; fails when none is left to move.
-fn demote_oldest(tiers: &mut [Tier], to: Tier, tier: &str, peak: Peak, budget: u64) -> Result<()> {
+fn demote_oldest(
+    tiers: &mut [Tier],
+    to: Tier,
+    tier: &str,
+    peak: Peak,
+    budget: u64,
+) -> std::result::Result<(), Refusal> {
     match tiers.iter_mut().find(|t| **t < to) {
         Some(slot) => {
             *slot = to;
@@ -140,21 +183,25 @@ fn demote_oldest(tiers: &mut [Tier], to: Tier, tier: &str, peak: Peak, budget: u
     }
 }
 
-/// The error for a problem that cannot fit a budget: where, how much, and what to change.
-fn shortfall(tier: &str, peak: Peak, budget: u64, what: &str) -> Error {
+/// The refusal of a problem that cannot fit a budget: where, how much, and what to change.
+fn shortfall(tier: &str, peak: Peak, budget: u64, what: &str) -> Refusal {
     let flag = match tier {
         "device" => "--device-memory",
         "host" => "--host-memory",
         _ => "--disk-space",
     };
-    Error::Invalid(format!(
+    let error = Error::Invalid(format!(
         "the problem does not fit: at site {} ({} kernel) the {what} needs {}, {} more than \
          the budget of {}, even with every environment that can move off it moved and the \
-         smallest batch; raise {flag} or lower --chi-out",
+         batch as small as it helps; raise {flag} or lower --chi-out",
         peak.site,
         peak.kernel,
         ByteSize(peak.bytes),
         ByteSize(peak.bytes.saturating_sub(budget)),
         ByteSize(budget)
-    ))
+    ));
+    Refusal {
+        needed: peak.bytes,
+        error,
+    }
 }
