@@ -119,3 +119,30 @@ fn simulate_and_calibrate_on_the_command_line() {
         "{message}"
     );
 }
+
+#[test]
+fn an_oversampled_run_is_simulated_with_its_rounding_sweep_at_the_qr_rate() {
+    let stack = problem();
+    let options = srcflow::Options {
+        oversample: 1.5,
+        ..srcflow::Options::new(CHI_OUT)
+    };
+    let engine = srcflow::Engine::new(options).unwrap();
+    let (graph, _) = engine.prepare(&stack.shape()).unwrap();
+    let mut model = machine();
+    model.gflops.insert("qr".into(), 5.0);
+    let (report, log) = engine.simulate(&graph, &model).unwrap();
+    let rounds: Vec<_> = graph
+        .graph
+        .node_weights()
+        .filter(|t| t.op == srcflow::graph::Op::Round)
+        .collect();
+    assert_eq!(rounds.len(), 32);
+    let modelled: f64 = rounds.iter().map(|t| 1e-4 + t.flops / 5e9).sum();
+    let busy = report.busy_by_op["round"];
+    assert!(
+        (busy - modelled).abs() <= 1e-9 * 32.0,
+        "round {busy} s, modelled {modelled} s"
+    );
+    assert_eq!(log.events.len(), graph.graph.node_count());
+}

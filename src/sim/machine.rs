@@ -100,13 +100,24 @@ impl MachineModel {
     }
 }
 
+impl MachineModel {
+    /// GFLOP/s of `kernel`; the rounding step, a factorisation like the QR, takes the QR's
+    /// rate when the model does not rate it.
+    fn rate(&self, kernel: &str) -> f64 {
+        match self.gflops.get(kernel) {
+            Some(&rate) => rate,
+            None => self.gflops["qr"],
+        }
+    }
+}
+
 impl TaskTimer for MachineModel {
     fn seconds(&self, task: &Task) -> f64 {
         let work = match task.lane {
             Lane::Compute => {
                 let kernel = task.op.name();
                 let fixed = self.kernel_overhead_s.get(kernel).copied().unwrap_or(0.0);
-                fixed + task.flops / (self.gflops[kernel] * 1e9)
+                fixed + task.flops / (self.rate(kernel) * 1e9)
             }
             lane => task.moved_bytes as f64 / self.bytes_per_s[lane.name()],
         };
