@@ -14,8 +14,8 @@ use std::path::{Path, PathBuf};
 
 /// A problem directory whose shapes are known (from `.npy` headers) and whose data is read lazily.
 ///
-/// A bra stack is served in its ket form (see [`Orientation`]): layer `i` of [`ProblemDir::shape`]
-/// is read from the given layer [`Orientation::given_layer`], transposed where it is an MPO.
+/// A bra stack is served in its ket form (see [`Orientation`]): its layers reversed, each MPO
+/// transposed as it is read.
 pub struct ProblemDir {
     dir: PathBuf,
     /// The stack in its ket form.

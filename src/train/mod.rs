@@ -99,14 +99,6 @@ impl Train {
         Train { cores, ..self }
     }
 
-    /// The element-wise complex conjugate (for a bra stack: ⟨φ| instead of φ as a row vector).
-    pub fn conj(&self) -> Train {
-        Train {
-            kind: self.kind,
-            cores: self.cores.iter().map(Tensor::conj).collect(),
-        }
-    }
-
     /// The shape of every core, for planning without data.
     pub fn shape(&self, name: &str) -> LayerShape {
         LayerShape {

@@ -21,14 +21,6 @@ impl Orientation {
         }
     }
 
-    /// The given layer that is layer `i` of the ket form of a `k`-layer stack.
-    pub fn given_layer(self, i: usize, k: usize) -> usize {
-        match self {
-            Orientation::Ket => i,
-            Orientation::Bra => k - 1 - i,
-        }
-    }
-
     /// True when a given layer of `kind` is transposed (up and down swapped) in the ket form.
     pub fn transposes(self, kind: Kind) -> bool {
         self == Orientation::Bra && kind == Kind::Mpo
