@@ -61,6 +61,16 @@ pub enum Error {
         /// True when the failure was injected (`--inject-oom`).
         injected: bool,
     },
+    /// A device failed while running a task; the whole run stops.
+    #[error("device {device} failed in {task}: {reason}")]
+    DeviceFailed {
+        /// The device.
+        device: usize,
+        /// The task it was running.
+        task: String,
+        /// What went wrong.
+        reason: String,
+    },
     /// The user pressed Ctrl-C; the run stopped and removed its scratch and partial output.
     #[error("interrupted; scratch files and partial output removed")]
     Interrupted,

@@ -172,7 +172,11 @@ fn run_task<T: Typed>(
         | Op::StoreDraft
         | Op::LoadDraft
         | Op::Spill { .. }
-        | Op::Fetch { .. } => {
+        | Op::Fetch { .. }
+        | Op::UploadPart
+        | Op::AllGather
+        | Op::Gather
+        | Op::Scatter => {
             return Err(Error::Invalid(format!("task {task} is not a compute task")));
         }
     };

@@ -2,7 +2,7 @@
 //! schedule and the memory governor's recovery budget.
 
 use clap::Args;
-use srcflow::device::{CapacitySchedule, DeviceOptions, OomFault};
+use srcflow::device::{CapacitySchedule, DeviceFault, DeviceOptions, OomFault};
 use srcflow::plan::ByteSize;
 use srcflow::{Error, Result};
 
@@ -12,6 +12,10 @@ pub struct DeviceArgs {
     /// Make a fraction of device allocations fail (0 to 1), with an optional seed: 0.05:7.
     #[arg(long, value_name = "RATE[:SEED]")]
     inject_oom: Option<OomFault>,
+    /// Make device DEVICE fail its N-th compute task (default the first): the run stops with
+    /// that error and leaves no scratch or partial output.
+    #[arg(long, value_name = "DEVICE[:N]")]
+    inject_device_failure: Option<DeviceFault>,
     /// Pre-fragment the device into segments of SIZE, each pinned in its middle, so no
     /// allocation larger than half a segment can be served.
     #[arg(long, value_name = "SIZE")]
@@ -37,6 +41,7 @@ impl DeviceArgs {
         Ok(DeviceOptions {
             fragment: self.fragment.map(|size| size.0),
             inject_oom: self.inject_oom,
+            inject_failure: self.inject_device_failure,
             capacity_schedule: self.shrink_device.unwrap_or_default(),
             recovery_budget: self.recovery_budget,
         })

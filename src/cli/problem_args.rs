@@ -32,6 +32,11 @@ pub struct ProblemArgs {
     /// spill and I/O against complex128.
     #[arg(long)]
     dtype: Option<DType>,
+    /// Devices to share the sweep between: each owns a block of the sketch columns and of the
+    /// basis rows, with its own memory cap and lanes; on the CPU each is a worker group with
+    /// its share of --threads.
+    #[arg(long, default_value_t = 1, value_name = "N")]
+    devices: usize,
     /// Sketch columns per env/sketch task (default: the planner's choice).
     #[arg(long)]
     batch_cols: Option<usize>,
@@ -54,6 +59,7 @@ impl ProblemArgs {
             cutoff: self.cutoff,
             oversample: self.oversample,
             dtype: self.dtype,
+            devices: self.devices,
         };
         let engine = Engine::new(options)?.with_tiering(self.tiering.resolve()?);
         Ok((problem, engine))

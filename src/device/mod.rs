@@ -7,6 +7,7 @@
 
 mod block;
 mod capacity_schedule;
+mod device_fault;
 mod oom_fault;
 mod options;
 mod pool;
@@ -14,6 +15,7 @@ mod request;
 
 pub use block::Block;
 pub use capacity_schedule::CapacitySchedule;
+pub use device_fault::DeviceFault;
 pub use oom_fault::OomFault;
 pub use options::DeviceOptions;
 pub use pool::{PoolConfig, SimulatedPool};

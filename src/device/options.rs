@@ -1,15 +1,17 @@
 //! `DeviceOptions`: how a run's device is set up (faults to inject, a capacity schedule) and
 //! how much time the memory governor may spend recovering.
 
-use super::{CapacitySchedule, OomFault};
+use super::{CapacitySchedule, DeviceFault, OomFault};
 
 /// The device's faults and the governor's recovery budget.
 #[derive(Clone, Debug)]
 pub struct DeviceOptions {
     /// Pre-fragments the device into pinned segments of this many bytes (`--fragment`).
     pub fragment: Option<u64>,
-    /// Fails a fraction of device allocations (`--inject-oom`).
+    /// Fails a fraction of device allocations (`--inject-oom`), on the first device.
     pub inject_oom: Option<OomFault>,
+    /// Fails one compute task of one device (`--inject-device-failure`).
+    pub inject_failure: Option<DeviceFault>,
     /// Changes the device's capacity at given sweep steps (`--shrink-device`).
     pub capacity_schedule: CapacitySchedule,
     /// Recovery may cost this fraction of the compute time done so far before cache releases
@@ -22,6 +24,7 @@ impl Default for DeviceOptions {
         DeviceOptions {
             fragment: None,
             inject_oom: None,
+            inject_failure: None,
             capacity_schedule: CapacitySchedule::default(),
             recovery_budget: 0.05,
         }

@@ -12,11 +12,18 @@ pub struct DeviceRequest {
 }
 
 impl DeviceRequest {
-    /// What `task` allocates; `slot_open` says whether the output of a half-batch node has
+    /// What `task` allocates on its device (input cores read for several devices stay on the
+    /// host); `slot_open` says whether the output of a half-batch node has
     /// already been allocated by an earlier slice.
     pub fn of(graph: &SweepGraph, task: &Task, slot_open: bool) -> Self {
         match task.op {
-            Op::ReadSite { .. } | Op::LoadDraft => Self::output(graph, task),
+            Op::ReadSite { .. } if graph.devices > 1 => DeviceRequest::default(),
+            Op::ReadSite { .. }
+            | Op::LoadDraft
+            | Op::UploadPart
+            | Op::AllGather
+            | Op::Gather
+            | Op::Scatter => Self::output(graph, task),
             Op::Fetch { from: Tier::Host } => DeviceRequest {
                 blocks: vec![task.moved_bytes],
             },

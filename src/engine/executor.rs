@@ -2,9 +2,9 @@
 //! with the device blocks the scheduler allocated for it.
 
 use super::output_slots::OutputSlots;
-use super::{CoreSink, CoreSource};
+use super::{collective, CoreSink, CoreSource};
 use crate::backend::Backend;
-use crate::device::Block;
+use crate::device::{Block, DeviceFault};
 use crate::error::{Error, Result};
 use crate::graph::{Cols, Op, SweepGraph, Task};
 use crate::plan::Tier;
@@ -17,7 +17,10 @@ use std::sync::{Arc, Mutex};
 /// tier, and the kernels to the backend.
 pub(super) struct TaskRouter<'a> {
     pub graph: &'a SweepGraph,
-    pub backend: &'a dyn Backend,
+    /// The backend of each device.
+    pub backends: &'a [Box<dyn Backend>],
+    /// A device failure to inject.
+    pub fault: Option<DeviceFault>,
     pub source: &'a dyn CoreSource,
     pub sink: &'a dyn CoreSink,
     pub disk: Option<&'a DiskTier<'a>>,
@@ -66,11 +69,17 @@ impl Executor for TaskRouter<'_> {
                 let tensor = self.copy(task, &inputs[0], Tier::Device)?;
                 Ok(vec![on_device(tensor, blocks)])
             }
+            Op::UploadPart | Op::AllGather | Op::Gather | Op::Scatter => {
+                let tensors = self.in_memory(task, &inputs)?;
+                let moved = collective::collect(self.graph, task, &tensors)?;
+                let copy = self.backend(task).copy(&moved, Tier::Device)?;
+                Ok(vec![on_device(copy, blocks)])
+            }
             _ => {
-                let tensors = inputs
-                    .iter()
-                    .map(|v| v.in_memory(task))
-                    .collect::<Result<Vec<_>>>()?;
+                if let Some(fault) = &self.fault {
+                    fault.on_task(task)?;
+                }
+                let tensors = self.in_memory(task, &inputs)?;
                 match (task.within, task.cols) {
                     (Some(within), Some(cols)) => {
                         self.compute_slice(task, tensors, blocks, within, cols)
@@ -99,9 +108,19 @@ impl TaskRouter<'_> {
         })
     }
 
-    /// A device ↔ host copy of `value` by the backend.
+    /// A device ↔ host copy of `value` by the backend of `task`'s device.
     fn copy(&self, task: &Task, value: &Value, to: Tier) -> Result<AnyTensor> {
-        self.backend.copy(&value.in_memory(task)?, to)
+        self.backend(task).copy(&value.in_memory(task)?, to)
+    }
+
+    /// The backend of the device `task` runs on.
+    fn backend(&self, task: &Task) -> &dyn Backend {
+        self.backends[task.device].as_ref()
+    }
+
+    /// The tensors of `inputs`, which must be in memory.
+    fn in_memory(&self, task: &Task, inputs: &[Value]) -> Result<Vec<AnyTensor>> {
+        inputs.iter().map(|v| v.in_memory(task)).collect()
     }
 
     /// Runs a whole kernel: its outputs keep their blocks, its workspace is freed after it.
@@ -112,7 +131,7 @@ impl TaskRouter<'_> {
         blocks: Vec<Block>,
     ) -> Result<Vec<Value>> {
         let mut blocks = blocks.into_iter();
-        let outputs = self.backend.compute(self.graph, task, inputs)?;
+        let outputs = self.backend(task).compute(self.graph, task, inputs)?;
         Ok(outputs
             .into_iter()
             .map(|tensor| match blocks.next() {
@@ -144,7 +163,10 @@ impl TaskRouter<'_> {
                 *input = input.leading_rows(rows.clone());
             }
         }
-        let part = self.backend.compute(self.graph, task, inputs)?.remove(0);
+        let part = self
+            .backend(task)
+            .compute(self.graph, task, inputs)?
+            .remove(0);
         drop(blocks);
         let axis = task.op.slice_axis();
         let whole = self

@@ -1,5 +1,6 @@
 //! `Engine`: builds the sweep graph of a stack, runs it on a backend, and reports.
 
+mod collective;
 mod executor;
 mod memory_report;
 mod output_slots;
@@ -16,9 +17,9 @@ pub use tiering::Tiering;
 
 use crate::alloc;
 use crate::backend::{Backend, CpuBackend};
-use crate::device::{PoolConfig, SimulatedPool};
+use crate::device::{MemoryPool, PoolConfig, SimulatedPool};
 use crate::error::Result;
-use crate::graph::{GraphOptions, Op, SweepGraph};
+use crate::graph::{share, GraphOptions, Op, SweepGraph};
 use crate::plan::{self, Drift, MemoryProfile, Plan, PlanRequest, Tier};
 use crate::sched::{self, Governor, PrefetchPolicy, Progress, RunLog, SchedOptions};
 use crate::sim::{MachineModel, ModelExecutor};
@@ -46,6 +47,9 @@ pub struct Options {
     pub oversample: f64,
     /// The element type to compute in (`None`: the layers' types promoted as NumPy would).
     pub dtype: Option<DType>,
+    /// Devices to share the sweep between; on the CPU backend each is a worker group with its
+    /// share of the threads, its own lanes and its own memory cap.
+    pub devices: usize,
 }
 
 impl Options {
@@ -59,6 +63,7 @@ impl Options {
             cutoff: 0.0,
             oversample: 1.0,
             dtype: None,
+            devices: 1,
         }
     }
 
@@ -70,6 +75,7 @@ impl Options {
             cutoff: self.cutoff,
             oversample: self.oversample,
             dtype: self.dtype,
+            devices: self.devices,
         }
     }
 }
@@ -78,21 +84,38 @@ impl Options {
 pub struct Engine {
     options: Options,
     tiering: Tiering,
-    backend: Box<dyn Backend>,
+    /// One backend per device, each with its share of the threads.
+    backends: Vec<Box<dyn Backend>>,
     progress: Option<Arc<dyn Progress>>,
 }
 
 impl Engine {
-    /// An engine on the CPU backend.
+    /// An engine on the CPU backend: each device a worker group with its share of the threads
+    /// (at least one each).
     pub fn new(options: Options) -> Result<Self> {
         options.graph().check()?;
-        let backend = Box::new(CpuBackend::new(options.threads, options.seed)?);
+        let threads = match options.threads {
+            0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
+            t => t,
+        };
+        let backends = (0..options.devices)
+            .map(|device| {
+                let share = share(threads, options.devices, device).len().max(1);
+                let backend = CpuBackend::new(share, options.seed)?;
+                Ok(Box::new(backend) as Box<dyn Backend>)
+            })
+            .collect::<Result<_>>()?;
         Ok(Engine {
             options,
             tiering: Tiering::default(),
-            backend,
+            backends,
             progress: None,
         })
+    }
+
+    /// The first device's backend, which speaks for all (they are of one kind).
+    fn backend(&self) -> &dyn Backend {
+        self.backends[0].as_ref()
     }
 
     /// The same engine with out-of-core choices (budgets, prefetch, disk rate).
@@ -119,7 +142,7 @@ impl Engine {
 
     /// The graph this engine would run for `stack`, with its plan when budgets are set.
     pub fn prepare(&self, stack: &StackShape) -> Result<(SweepGraph, Option<Plan>)> {
-        self.prepare_for(stack, self.backend.shares_host_memory())
+        self.prepare_for(stack, self.backend().shares_host_memory())
     }
 
     /// The graph and plan for `stack` on a modelled machine (a GPU has memory of its own).
@@ -205,7 +228,8 @@ impl Engine {
         let disk = self.disk_tier(graph)?;
         let router = TaskRouter {
             graph,
-            backend: self.backend.as_ref(),
+            backends: &self.backends,
+            fault: self.tiering.device.inject_failure.clone(),
             source,
             sink,
             disk: disk.as_ref(),
@@ -224,12 +248,8 @@ impl Engine {
         let log = sched::run(graph, &router, sched, governor);
         alloc::set_cap(None);
         let log = log?;
-        let mut report = Report::new(
-            graph,
-            &log,
-            start.elapsed().as_secs_f64(),
-            self.backend.as_ref(),
-        );
+        let mut report = Report::new(graph, &log, start.elapsed().as_secs_f64(), self.backend());
+        report.threads = self.backends.iter().map(|b| b.threads()).sum();
         tracing::info!(
             left_to_right_s = report.left_to_right_s,
             right_to_left_s = report.right_to_left_s,
@@ -255,7 +275,7 @@ impl Engine {
         let (sched, governor, _) = self.schedule(graph)?;
         let log = sched::simulate(graph, &ModelExecutor::new(graph), sched, governor, &machine)?;
         let wall = log.events.iter().map(|e| e.end).fold(0.0, f64::max);
-        let mut report = Report::new(graph, &log, wall, self.backend.as_ref());
+        let mut report = Report::new(graph, &log, wall, self.backend());
         report.backend = format!("model: {}", machine.name);
         Ok((report, log))
     }
@@ -264,8 +284,11 @@ impl Engine {
     /// the process's memory that the plan allows (`None` without budgets).
     fn schedule(&self, graph: &SweepGraph) -> Result<(SchedOptions, Governor, Option<u64>)> {
         let device = &self.tiering.device;
+        let pools = (0..graph.devices)
+            .map(|device| Ok(Arc::new(self.device_pool(device)?) as Arc<dyn MemoryPool>))
+            .collect::<Result<_>>()?;
         let governor = Governor::new(
-            Arc::new(self.device_pool()?),
+            pools,
             device.recovery_budget,
             device.capacity_schedule.clone(),
         );
@@ -276,7 +299,7 @@ impl Engine {
             .map(|_| MemoryProfile::of(graph, self.drift()));
         let cap = profile
             .as_ref()
-            .map(|p| p.process_peak(self.backend.shares_host_memory()));
+            .map(|p| p.process_peak(self.backend().shares_host_memory()));
         let sched = SchedOptions {
             spare_memory_by_step: profile.map(|p| p.spare_by_step()),
             ..self.sched_options()
@@ -284,14 +307,15 @@ impl Engine {
         Ok((sched, governor, cap))
     }
 
-    /// The run's device: the device budget as capacity (unlimited without budgets), with the
-    /// faults the tiering asks for.
-    fn device_pool(&self) -> Result<SimulatedPool> {
-        let device = &self.tiering.device;
+    /// The memory of device `device`: the device budget as capacity (unlimited without
+    /// budgets), with the faults the tiering asks for (injected allocation failures on the
+    /// first device only).
+    fn device_pool(&self, device: usize) -> Result<SimulatedPool> {
+        let options = &self.tiering.device;
         SimulatedPool::new(PoolConfig {
             capacity: self.tiering.budgets.as_ref().map(|b| b.device),
-            fragment: device.fragment,
-            fault: device.inject_oom.clone(),
+            fragment: options.fragment,
+            fault: options.inject_oom.clone().filter(|_| device == 0),
         })
     }
 

@@ -1,12 +1,13 @@
 //! Building the sweep graph from the stack's shapes (no data is read).
 
-use super::{Cols, DataId, Lane, Op, Pass, SweepGraph, Task};
+use super::{Cols, DataId, Lane, Op, Pass, Shared, SweepGraph, Task};
 use crate::error::{Error, Result};
 use crate::kernels::{self, legs};
 use crate::tensor::{DType, Labeled, Leg, Meter, Shape};
 use crate::train::StackShape;
 use petgraph::stable_graph::{NodeIndex, StableDiGraph};
 use std::collections::HashMap;
+use std::ops::Range;
 
 /// Bytes of a complex128 element: dry-run costs are counted in complex128 and scaled to the
 /// graph's element type in one place ([`Meter::in_dtype`]).
@@ -27,6 +28,8 @@ pub struct GraphOptions {
     pub oversample: f64,
     /// The element type to compute in; `None`: the layers' types promoted as NumPy would.
     pub dtype: Option<DType>,
+    /// Devices to share the sweep between (at least 1).
+    pub devices: usize,
 }
 
 impl GraphOptions {
@@ -38,6 +41,7 @@ impl GraphOptions {
             cutoff: 0.0,
             oversample: 1.0,
             dtype: None,
+            devices: 1,
         }
     }
 
@@ -58,6 +62,11 @@ impl GraphOptions {
                 "--cutoff must be in [0, 1), found {}",
                 self.cutoff
             )));
+        }
+        if self.devices == 0 {
+            return Err(Error::Invalid(
+                "--devices must be at least 1, found 0".into(),
+            ));
         }
         if !(self.oversample.is_finite() && self.oversample >= 1.0) {
             return Err(Error::Invalid(format!(
@@ -105,20 +114,28 @@ impl SweepGraph {
         let dtype = options.dtype_for(stack)?;
         let sketch = options.sketch();
         let batch = options.batch_cols.unwrap_or(sketch).min(sketch);
-        let mut builder = Builder {
-            stack,
-            out_bonds: output_bonds(stack, sketch),
+        let mut graph = SweepGraph {
+            graph: StableDiGraph::new(),
+            stack: stack.clone(),
             chi_out: options.chi_out,
+            sketch,
             cutoff: options.cutoff,
             dtype,
-            batches: (0..sketch)
-                .step_by(batch)
-                .map(|s| Cols {
-                    start: s,
-                    end: (s + batch).min(sketch),
-                })
+            out_bonds: output_bonds(stack, sketch),
+            devices: if stack.sites() == 2 {
+                1
+            } else {
+                options.devices
+            },
+        };
+        let mut builder = Builder {
+            batches: (0..graph.active_devices())
+                .flat_map(|device| batches(graph.device_cols(device), batch, device))
                 .collect(),
+            width: batch,
+            device: 0,
             tasks: Vec::new(),
+            shape: &graph,
         };
         if stack.sites() == 2 {
             builder.exact_path();
@@ -129,17 +146,20 @@ impl SweepGraph {
                 builder.rounding();
             }
         }
-        let out_bonds = builder.out_bonds.clone();
-        Ok(SweepGraph {
-            graph: connect(builder.tasks),
-            stack: stack.clone(),
-            chi_out: options.chi_out,
-            sketch,
-            cutoff: options.cutoff,
-            dtype,
-            out_bonds,
-        })
+        graph.graph = connect(builder.tasks);
+        Ok(graph)
     }
+}
+
+/// The columns `cols` of `device` in batches of `width`.
+fn batches(cols: Cols, width: usize, device: usize) -> Vec<(usize, Cols)> {
+    (cols.start..cols.end)
+        .step_by(width)
+        .map(|start| {
+            let end = (start + width).min(cols.end);
+            (device, Cols { start, end })
+        })
+        .collect()
 }
 
 impl SweepGraph {
@@ -148,12 +168,10 @@ impl SweepGraph {
     /// batch).
     pub fn batch_cost(&self, op: Op, site: usize, width: usize) -> Option<Meter> {
         let builder = Builder {
-            stack: &self.stack,
-            out_bonds: self.out_bonds.clone(),
-            chi_out: self.chi_out,
-            cutoff: self.cutoff,
-            dtype: self.dtype,
+            shape: self,
             batches: Vec::new(),
+            width: self.sketch,
+            device: 0,
             tasks: Vec::new(),
         };
         let cost = match op {
@@ -202,23 +220,37 @@ fn connect(tasks: Vec<Task>) -> StableDiGraph<Task, DataId> {
 
 /// Collects the tasks of one sweep with their dry-run costs.
 struct Builder<'a> {
-    stack: &'a StackShape,
-    out_bonds: Vec<usize>,
-    chi_out: usize,
-    cutoff: f64,
-    dtype: DType,
-    batches: Vec<Cols>,
+    /// The graph being built: its shapes, bonds and devices (its tasks are in `tasks`).
+    shape: &'a SweepGraph,
+    /// Column batches of env and sketch tasks, with the device that runs them.
+    batches: Vec<(usize, Cols)>,
+    /// Columns per batch.
+    width: usize,
+    /// The device the tasks pushed now run on.
+    device: usize,
     tasks: Vec<Task>,
 }
 
 impl Builder<'_> {
     fn layers(&self) -> usize {
-        self.stack.layers.len()
+        self.shape.stack.layers.len()
+    }
+
+    fn stack(&self) -> &StackShape {
+        &self.shape.stack
+    }
+
+    fn sharing(&self) -> bool {
+        self.shape.devices > 1
+    }
+
+    fn devices(&self) -> std::ops::Range<usize> {
+        0..self.shape.active_devices()
     }
 
     fn cores(&self, site: usize) -> Vec<Labeled<Shape>> {
         let k = self.layers();
-        self.stack
+        self.stack()
             .site(site)
             .iter()
             .enumerate()
@@ -229,16 +261,40 @@ impl Builder<'_> {
             .collect()
     }
 
+    /// The input cores of `site` as the tasks of the current device read them: read once for
+    /// the node and, when devices share the sweep, all-gathered on each.
     fn core_ids(&self, site: usize, pass: Pass) -> Vec<DataId> {
         (0..self.layers())
-            .map(|layer| DataId::Core { layer, site, pass })
+            .map(|layer| self.on_device(Shared::Core { layer, site, pass }))
             .collect()
+    }
+
+    /// The name under which the current device reads the shared value `of`: the value itself on
+    /// a single device, else the current device's replica.
+    fn on_device(&self, of: Shared) -> DataId {
+        if self.sharing() {
+            DataId::Replica {
+                of,
+                device: self.device,
+            }
+        } else {
+            of.whole()
+        }
+    }
+
+    /// S of `site` as the current device reads it (none right of the last site).
+    fn proj_ids(&self, site: usize) -> Vec<DataId> {
+        if site < self.stack().sites() {
+            vec![self.on_device(Shared::Proj { site })]
+        } else {
+            vec![]
+        }
     }
 
     /// Environment entering `site` for `cols` columns: `[cols, left bonds of site]`.
     fn env_in(&self, site: usize, cols: usize) -> Labeled<Shape> {
         let value = std::iter::once(cols)
-            .chain(self.stack.site(site).iter().map(|s| s[0]))
+            .chain(self.stack().site(site).iter().map(|s| s[0]))
             .collect();
         Labeled {
             legs: legs::env_in(self.layers()),
@@ -248,9 +304,9 @@ impl Builder<'_> {
 
     /// S entering `site` from the right: `[right bonds of site, output bond right of site]`.
     fn proj_in(&self, site: usize) -> Labeled<Shape> {
-        let out = self.out_bonds.get(site).copied().unwrap_or(1);
+        let out = self.shape.out_bonds.get(site).copied().unwrap_or(1);
         let value = self
-            .stack
+            .stack()
             .site(site)
             .iter()
             .map(|s| s[1])
@@ -264,13 +320,13 @@ impl Builder<'_> {
 
     /// Basis η of `site` (conjugated or not): `[bond left, Up, Down, bond right]`.
     fn basis(&self, site: usize) -> Labeled<Shape> {
-        let (up, down) = self.stack.output_phys(site);
+        let (up, down) = self.stack().output_phys(site);
         let left = if site == 0 {
             1
         } else {
-            self.out_bonds[site - 1]
+            self.shape.out_bonds[site - 1]
         };
-        let right = self.out_bonds.get(site).copied().unwrap_or(1);
+        let right = self.shape.out_bonds.get(site).copied().unwrap_or(1);
         Labeled {
             legs: legs::basis(),
             value: vec![left, up, down, right],
@@ -279,7 +335,7 @@ impl Builder<'_> {
 
     /// Dry-run cost of the env task of `site` over `width` sketch columns.
     fn env_cost(&self, site: usize, width: usize) -> Meter {
-        let (up, down) = self.stack.output_phys(site);
+        let (up, down) = self.stack().output_phys(site);
         let omega = Labeled {
             legs: legs::omega(),
             value: vec![up, down, width],
@@ -327,7 +383,7 @@ impl Builder<'_> {
     ) {
         let lane = op.lane();
         let (inputs, outputs) = io;
-        let cost = cost.in_dtype(self.dtype);
+        let cost = cost.in_dtype(self.shape.dtype);
         let moved_bytes = if lane == Lane::Io { cost.peak_bytes } else { 0 };
         self.tasks.push(Task {
             op,
@@ -340,18 +396,43 @@ impl Builder<'_> {
             peak_bytes: cost.peak_bytes,
             moved_bytes,
             lane,
+            device: self.device,
             step,
         });
     }
 
+    /// Pushes a task that copies `bytes` between devices or to one, with no flops.
+    fn push_copy(
+        &mut self,
+        op: Op,
+        site: usize,
+        io: (Vec<DataId>, DataId),
+        bytes: u64,
+        step: usize,
+    ) {
+        let (inputs, output) = io;
+        let cost = Meter {
+            flops: 0.0,
+            peak_bytes: 0,
+        };
+        self.push(op, site, None, (inputs, vec![output]), cost, step);
+        let task = self.tasks.last_mut().expect("just pushed");
+        task.peak_bytes = bytes;
+        task.moved_bytes = bytes;
+    }
+
+    /// Reads the cores of `site` for `pass` once; when devices share the sweep, each device
+    /// that reads them uploads its part of every core and all-gathers the others'.
     fn read_sites(&mut self, site: usize, pass: Pass, step: usize) {
-        for (layer, shape) in self.stack.site(site).into_iter().enumerate() {
+        let devices = 0..self.shape.core_readers(site, pass);
+        for (layer, shape) in self.stack().site(site).into_iter().enumerate() {
             let bytes = shape.iter().product::<usize>() * C128_BYTES;
             let cost = Meter {
                 flops: 0.0,
                 peak_bytes: bytes as u64,
             };
             let out = vec![DataId::Core { layer, site, pass }];
+            self.device = 0;
             self.push(
                 Op::ReadSite { layer, pass },
                 site,
@@ -360,6 +441,40 @@ impl Builder<'_> {
                 cost,
                 step,
             );
+            if self.sharing() {
+                let of = Shared::Core { layer, site, pass };
+                self.share_between(of, devices.clone().collect(), devices.clone(), step);
+            }
+        }
+        self.device = 0;
+    }
+
+    /// Makes a replica of `of` on each device of `to` from the parts of the devices of `from`;
+    /// a core's parts are first uploaded from the host.
+    fn share_between(&mut self, of: Shared, from: Vec<usize>, to: Range<usize>, step: usize) {
+        let site = match of {
+            Shared::Core { site, .. } | Shared::Proj { site } => site,
+            _ => unreachable!("only cores and S are all-gathered"),
+        };
+        let parts: Vec<DataId> = from
+            .into_iter()
+            .map(|device| DataId::Part { of, device })
+            .collect();
+        for &part in &parts {
+            let DataId::Part { device, .. } = part else {
+                unreachable!()
+            };
+            self.device = device;
+            if matches!(of, Shared::Core { .. }) {
+                let bytes = self.shape.value_bytes(part);
+                self.push_copy(Op::UploadPart, site, (vec![of.whole()], part), bytes, step);
+            }
+        }
+        for device in to {
+            self.device = device;
+            let replica = DataId::Replica { of, device };
+            let bytes = self.shape.value_bytes(replica);
+            self.push_copy(Op::AllGather, site, (parts.clone(), replica), bytes, step);
         }
     }
 
@@ -380,7 +495,7 @@ impl Builder<'_> {
 
     /// True when the sketch is wider than χ̄, so a rounding sweep must follow.
     fn rounds(&self) -> bool {
-        self.batches.last().is_some_and(|c| c.end > self.chi_out)
+        self.shape.rounds()
     }
 
     /// How the right-to-left pass hands over the basis of `site`: written out, or stored as a
@@ -397,7 +512,7 @@ impl Builder<'_> {
     /// The SVD rounding sweep, left to right after the right-to-left pass: each site reads its
     /// draft back, truncates the bond on its right to χ̄ and carries Σ·Vᴴ to the next.
     fn rounding(&mut self) {
-        let n = self.stack.sites();
+        let n = self.stack().sites();
         for site in 0..n {
             let step = 2 * n - 1 + site;
             let mut inputs = Vec::new();
@@ -428,7 +543,11 @@ impl Builder<'_> {
         let [left, up, down, right] = self.basis(site).value[..] else {
             unreachable!("a basis has four legs")
         };
-        let kept = if site == 0 { 1 } else { self.chi_out.min(left) };
+        let kept = if site == 0 {
+            1
+        } else {
+            self.shape.chi_out.min(left)
+        };
         let rows = kept * up * down;
         let product = 8.0 * (kept * left * up * down * right) as f64;
         let bytes = (kept * left + left * up * down * right + 2 * rows * right + right * right)
@@ -440,10 +559,11 @@ impl Builder<'_> {
     }
 
     fn left_to_right(&mut self) {
-        let n = self.stack.sites();
+        let n = self.stack().sites();
         for site in 0..n - 1 {
             self.read_sites(site, Pass::LeftToRight, site);
-            for cols in self.batches.clone() {
+            for (device, cols) in self.batches.clone() {
+                self.device = device;
                 let cost = self.env_cost(site, cols.len());
                 let mut inputs = if site > 0 {
                     vec![DataId::Env {
@@ -464,26 +584,23 @@ impl Builder<'_> {
                 );
             }
         }
+        self.device = 0;
     }
 
     fn right_to_left(&mut self) {
-        let n = self.stack.sites();
+        let n = self.stack().sites();
         for site in (1..n).rev() {
             let step = 2 * n - 2 - site;
             self.read_sites(site, Pass::RightToLeft, step);
-            let proj_next: Vec<DataId> = if site + 1 < n {
-                vec![DataId::Proj { site: site + 1 }]
-            } else {
-                vec![]
-            };
-            for cols in self.batches.clone() {
+            for (device, cols) in self.batches.clone() {
+                self.device = device;
                 let cost = self.sketch_cost(site, cols.len());
                 let mut inputs = vec![DataId::Env {
                     site: site - 1,
                     cols,
                 }];
                 inputs.extend(self.core_ids(site, Pass::RightToLeft));
-                inputs.extend(proj_next.clone());
+                inputs.extend(self.proj_ids(site + 1));
                 self.push(
                     Op::Sketch,
                     site,
@@ -494,7 +611,7 @@ impl Builder<'_> {
                 );
             }
             self.qr(site, step);
-            self.project(site, proj_next, step);
+            self.project(site, step);
             self.hand_over(site, step);
         }
         let step = 2 * n - 2;
@@ -507,7 +624,7 @@ impl Builder<'_> {
             &mut cost,
         );
         let mut inputs = self.core_ids(0, Pass::RightToLeft);
-        inputs.push(DataId::Proj { site: 1 });
+        inputs.extend(self.proj_ids(1));
         self.push(
             Op::First,
             0,
@@ -519,50 +636,101 @@ impl Builder<'_> {
         self.hand_over(0, step);
     }
 
-    /// The project task of `site`, in blocks of basis rows as wide as the column batches: a
-    /// whole project holds the product of S with the basis and a site of every layer, whose
-    /// peak grows with the rows as env's and sketch's grow with the columns. Under a cutoff
-    /// applied after the QR the rows are not known before it runs, so the task stays whole.
-    fn project(&mut self, site: usize, proj_next: Vec<DataId>, step: usize) {
-        let rows = self.basis(site).value[0];
-        let mut inputs = vec![DataId::Basis { site }];
-        inputs.extend(self.core_ids(site, Pass::RightToLeft));
-        inputs.extend(proj_next);
-        let io = (inputs, vec![DataId::Proj { site }]);
-        let width = self.batches.first().map_or(rows, |b| b.len());
-        if width >= rows || (self.cutoff > 0.0 && !self.rounds()) {
-            let cost = self.project_cost(site, rows);
+    /// The project tasks of `site`: each device projects its rows of the basis (scattered to
+    /// it from the QR's device) in blocks as wide as the column batches, and S is all-gathered
+    /// on the devices that read it next. A whole project holds the product of S with the basis
+    /// and a site of every layer, whose peak grows with the rows as env's and sketch's grow
+    /// with the columns. Under a cutoff applied after the QR the rows are not known before it
+    /// runs, so the QR's device projects them in one task.
+    fn project(&mut self, site: usize, step: usize) {
+        let mut parts = Vec::new();
+        for device in self.devices() {
+            let rows = self.shape.device_rows(site, device);
+            if rows.is_empty() {
+                continue;
+            }
+            parts.push(device);
+            self.device = device;
+            let basis = if device == SweepGraph::QR_DEVICE {
+                DataId::Basis { site }
+            } else {
+                let replica = self.on_device(Shared::Basis { site });
+                let bytes = self.shape.value_bytes(replica);
+                let io = (vec![DataId::Basis { site }], replica);
+                self.push_copy(Op::Scatter, site, io, bytes, step);
+                replica
+            };
+            let mut inputs = vec![basis];
+            inputs.extend(self.core_ids(site, Pass::RightToLeft));
+            inputs.extend(self.proj_ids(site + 1));
+            let output = if self.sharing() {
+                DataId::Part {
+                    of: Shared::Proj { site },
+                    device,
+                }
+            } else {
+                DataId::Proj { site }
+            };
+            self.project_rows(site, rows, (inputs, vec![output]), step);
+        }
+        if self.sharing() {
+            let readers = if site > 1 { self.devices() } else { 0..1 };
+            self.share_between(Shared::Proj { site }, parts, readers, step);
+        }
+        self.device = 0;
+    }
+
+    /// The project tasks of the current device over `rows` of the basis of `site`: one task,
+    /// or blocks of batch width writing their slices of the output.
+    fn project_rows(
+        &mut self,
+        site: usize,
+        rows: Cols,
+        io: (Vec<DataId>, Vec<DataId>),
+        step: usize,
+    ) {
+        let whole = rows.start == 0 && rows.end == self.basis(site).value[0];
+        let fixed = self.shape.qr_cutoff() > 0.0;
+        if fixed || (whole && self.width >= rows.len()) {
+            let cost = self.project_cost(site, rows.len());
             return self.push(Op::Project, site, None, io, cost, step);
         }
-        let whole = Cols {
-            start: 0,
-            end: rows,
-        };
-        for start in (0..rows).step_by(width) {
+        for start in (rows.start..rows.end).step_by(self.width) {
             let block = Cols {
                 start,
-                end: (start + width).min(rows),
+                end: (start + self.width).min(rows.end),
             };
             let cost = self.project_cost(site, block.len());
             self.push(Op::Project, site, Some(block), io.clone(), cost, step);
-            self.tasks.last_mut().expect("just pushed").within = Some(whole);
+            self.tasks.last_mut().expect("just pushed").within = Some(rows);
         }
     }
 
+    /// The QR of `site` on the QR's device, after the sketch blocks of the other devices are
+    /// gathered to it.
     fn qr(&mut self, site: usize, step: usize) {
         let basis = self.basis(site).value;
         let rows: usize = basis[1..].iter().product();
-        let sketch = self.batches.last().map_or(0, |c| c.end);
+        let sketch = self.shape.sketch;
         let bytes = (rows * sketch + rows * basis[0]) * C128_BYTES;
         let cost = Meter {
             flops: kernels::qr_flops(rows, sketch),
             peak_bytes: 2 * bytes as u64,
         };
-        let inputs = self
-            .batches
-            .iter()
-            .map(|&cols| DataId::Sketch { site, cols })
-            .collect();
+        self.device = SweepGraph::QR_DEVICE;
+        let mut inputs = Vec::new();
+        for (device, cols) in self.batches.clone() {
+            let block = DataId::Sketch { site, cols };
+            if device == SweepGraph::QR_DEVICE {
+                inputs.push(block);
+                continue;
+            }
+            let of = Shared::Sketch { site, cols };
+            let gathered = self.on_device(of);
+            let bytes = self.shape.value_bytes(block);
+            self.push_copy(Op::Gather, site, (vec![block], gathered), bytes, step);
+            inputs.push(gathered);
+        }
         self.push(
             Op::Qr,
             site,

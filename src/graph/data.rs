@@ -110,6 +110,21 @@ pub enum DataId {
         /// Site.
         site: usize,
     },
+    /// A whole copy of a shared value on `device` (made by an all-gather, a gather or, for a
+    /// basis, a scatter of the device's rows).
+    Replica {
+        /// The value copied.
+        of: Shared,
+        /// The device holding the copy.
+        device: usize,
+    },
+    /// `device`'s share of a value, before an all-gather joins the shares.
+    Part {
+        /// The value shared.
+        of: Shared,
+        /// The device holding the share.
+        device: usize,
+    },
     /// A copy of the environment slice `Env { site, cols }` on its way off the device and back.
     Spilled {
         /// Last site absorbed.
@@ -119,6 +134,50 @@ pub enum DataId {
         /// Which copy.
         stage: Stage,
     },
+}
+
+/// The values that several devices of a node need: what [`DataId::Replica`] and
+/// [`DataId::Part`] hold copies and shares of.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum Shared {
+    /// An input core, read once for the node ([`DataId::Core`]).
+    Core {
+        /// Layer index (0 = top).
+        layer: usize,
+        /// Site index.
+        site: usize,
+        /// Pass that reads it.
+        pass: Pass,
+    },
+    /// Sketch columns gathered for the QR ([`DataId::Sketch`]).
+    Sketch {
+        /// Site.
+        site: usize,
+        /// Sketch columns held.
+        cols: Cols,
+    },
+    /// A basis η_site ([`DataId::Basis`]).
+    Basis {
+        /// Site.
+        site: usize,
+    },
+    /// A projected environment S_site ([`DataId::Proj`]).
+    Proj {
+        /// Site.
+        site: usize,
+    },
+}
+
+impl Shared {
+    /// The name of the whole value.
+    pub fn whole(&self) -> DataId {
+        match *self {
+            Shared::Core { layer, site, pass } => DataId::Core { layer, site, pass },
+            Shared::Sketch { site, cols } => DataId::Sketch { site, cols },
+            Shared::Basis { site } => DataId::Basis { site },
+            Shared::Proj { site } => DataId::Proj { site },
+        }
+    }
 }
 
 /// The copies a spilled environment goes through: device → host (→ disk → host) → device.
@@ -170,6 +229,8 @@ impl fmt::Display for DataId {
             DataId::Carry { site } => write!(f, "carry{site}"),
             DataId::Rounded { site } => write!(f, "rounded{site}"),
             DataId::Spilled { site, cols, stage } => write!(f, "C{site}[{cols}]@{stage:?}"),
+            DataId::Replica { of, device } => write!(f, "{}@device{device}", of.whole()),
+            DataId::Part { of, device } => write!(f, "{}/part{device}", of.whole()),
         }
     }
 }

@@ -2,6 +2,7 @@
 
 mod build;
 mod data;
+mod devices;
 mod export;
 mod placement;
 mod sizes;
@@ -9,8 +10,9 @@ mod split;
 mod task;
 
 pub use build::GraphOptions;
-pub use data::{Cols, DataId, Pass, Stage};
-pub use task::{Lane, Op, SliceAxis, Task};
+pub use data::{Cols, DataId, Pass, Shared, Stage};
+pub use devices::share;
+pub use task::{Lane, LaneId, Op, SliceAxis, Task};
 
 use crate::tensor::DType;
 use crate::train::{Kind, StackShape};
@@ -39,6 +41,14 @@ pub struct SweepGraph {
     pub dtype: DType,
     /// Output bond between site `j` and `j + 1`, for every cut.
     pub out_bonds: Vec<usize>,
+    /// Devices the sweep is shared between.
+    #[serde(default = "one_device")]
+    pub devices: usize,
+}
+
+/// The device count of graphs saved before devices were counted.
+fn one_device() -> usize {
+    1
 }
 
 impl SweepGraph {

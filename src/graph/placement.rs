@@ -53,7 +53,7 @@ impl SweepGraph {
         let env = DataId::Env { site, cols };
         let copy = |stage| DataId::Spilled { site, cols, stage };
         let (sketch, sketch_step) = self.sketch_reading(made, env);
-        let out_step = self.graph[made].step;
+        let (out_step, device) = (self.graph[made].step, self.graph[made].device);
         let chain: Vec<(Op, Stage, usize)> = match tier {
             Tier::Disk => vec![
                 (Op::Spill { to: Tier::Host }, Stage::Host, out_step),
@@ -85,6 +85,7 @@ impl SweepGraph {
                 peak_bytes: 2 * bytes,
                 moved_bytes: bytes,
                 lane: op.lane(),
+                device,
                 step,
             });
             self.graph.add_edge(from, node, value);

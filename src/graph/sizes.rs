@@ -25,6 +25,8 @@ impl SweepGraph {
             }
             DataId::Carry { site } => self.bond_caps()[site] * self.out_bond_right(site),
             DataId::Stored { .. } => 0,
+            DataId::Replica { of, device } => return self.shared_bytes(of, device, false),
+            DataId::Part { of, device } => return self.shared_bytes(of, device, true),
             DataId::Proj { site } => {
                 let bonds: usize = self.stack.site(site).iter().map(|s| s[0]).product();
                 bonds * self.out_bond_left(site)

@@ -1,6 +1,6 @@
 //! `Task`: one node of the sweep graph, with everything a scheduler needs to know about it.
 
-use super::{Cols, DataId, Pass};
+use super::{Cols, DataId, Pass, Shared};
 use crate::plan::Tier;
 use serde::{Deserialize, Serialize};
 use std::fmt;
@@ -45,6 +45,14 @@ pub enum Op {
         /// The tier it comes from.
         from: Tier,
     },
+    /// Upload this device's share of an input core read once for the node (the split upload).
+    UploadPart,
+    /// Join the parts of a value from every device into a whole copy on this device.
+    AllGather,
+    /// Copy a sketch block from the device that made it to the device that runs the QR.
+    Gather,
+    /// Copy this device's rows of a basis from the device that ran the QR.
+    Scatter,
 }
 
 impl Op {
@@ -55,7 +63,8 @@ impl Op {
             Op::Spill { to: Tier::Disk } => Lane::DiskWrite,
             Op::Spill { .. } => Lane::Download,
             Op::Fetch { from: Tier::Disk } => Lane::DiskRead,
-            Op::Fetch { .. } => Lane::Upload,
+            Op::Fetch { .. } | Op::UploadPart => Lane::Upload,
+            Op::AllGather | Op::Gather | Op::Scatter => Lane::Collective,
             _ => Lane::Compute,
         }
     }
@@ -78,6 +87,10 @@ impl Op {
             Op::Spill { .. } => "spill-host",
             Op::Fetch { from: Tier::Disk } => "fetch-disk",
             Op::Fetch { .. } => "fetch-host",
+            Op::UploadPart => "upload-part",
+            Op::AllGather => "all-gather",
+            Op::Gather => "gather",
+            Op::Scatter => "scatter",
         }
     }
 }
@@ -116,18 +129,30 @@ pub enum Lane {
     DiskWrite,
     /// Reads from the scratch disk.
     DiskRead,
+    /// Copies between devices (gathers, scatters and all-gathers).
+    Collective,
 }
 
 impl Lane {
     /// Every lane, in display order.
-    pub const ALL: [Lane; 6] = [
+    pub const ALL: [Lane; 7] = [
         Lane::Compute,
         Lane::Io,
         Lane::Download,
         Lane::Upload,
         Lane::DiskWrite,
         Lane::DiskRead,
+        Lane::Collective,
     ];
+
+    /// True for the lanes each device has its own of; the others (input and output files,
+    /// the scratch disk) are the node's, shared by its devices.
+    pub fn per_device(&self) -> bool {
+        matches!(
+            self,
+            Lane::Compute | Lane::Download | Lane::Upload | Lane::Collective
+        )
+    }
 
     /// A short name for reports and traces.
     pub fn name(&self) -> &'static str {
@@ -138,7 +163,35 @@ impl Lane {
             Lane::Upload => "upload",
             Lane::DiskWrite => "disk-write",
             Lane::DiskRead => "disk-read",
+            Lane::Collective => "collective",
         }
+    }
+}
+
+/// One worker queue of the node: a lane of one device, or one of the node's shared lanes
+/// (`device` 0).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct LaneId {
+    /// The device whose lane it is (0 for the node's shared lanes).
+    pub device: usize,
+    /// Which lane.
+    pub lane: Lane,
+}
+
+impl LaneId {
+    /// Every lane of a node with `devices` devices: each device's own lanes, then the shared ones.
+    pub fn all(devices: usize) -> Vec<LaneId> {
+        let own = (0..devices).flat_map(|device| {
+            Lane::ALL
+                .into_iter()
+                .filter(Lane::per_device)
+                .map(move |lane| LaneId { device, lane })
+        });
+        let shared = Lane::ALL
+            .into_iter()
+            .filter(|l| !l.per_device())
+            .map(|lane| LaneId { device: 0, lane });
+        own.chain(shared).collect()
     }
 }
 
@@ -170,19 +223,42 @@ pub struct Task {
     pub moved_bytes: u64,
     /// The lane it runs on.
     pub lane: Lane,
+    /// The device it runs on, or whose value it moves (0 on a single device).
+    #[serde(default)]
+    pub device: usize,
     /// Position in the sweep (left-to-right sites, then right-to-left sites): its priority.
     /// Spills carry the step of the env they follow, fetches the step of the sketch they feed.
     pub step: usize,
 }
 
 impl Task {
+    /// The worker queue it runs on: its device's lane, or the node's shared one.
+    pub fn lane_id(&self) -> LaneId {
+        let device = if self.lane.per_device() {
+            self.device
+        } else {
+            0
+        };
+        LaneId {
+            device,
+            lane: self.lane,
+        }
+    }
+
     /// True when a half-batch node of this task reads only its rows of input `id` (the
     /// environment of env and sketch tasks, the basis of project tasks), cut along the first
     /// axis.
     pub fn slices_input(&self, id: &DataId) -> bool {
         match self.op {
             Op::Env | Op::Sketch => matches!(id, DataId::Env { .. } | DataId::Spilled { .. }),
-            Op::Project => matches!(id, DataId::Basis { .. }),
+            Op::Project => matches!(
+                id,
+                DataId::Basis { .. }
+                    | DataId::Replica {
+                        of: Shared::Basis { .. },
+                        ..
+                    }
+            ),
             _ => false,
         }
     }
@@ -202,9 +278,13 @@ impl fmt::Display for Task {
             op => op.name().to_string(),
         };
         match (self.cols, self.within) {
-            (Some(cols), Some(within)) => write!(f, "{name}({}, {cols} of {within})", self.site),
-            (Some(cols), None) => write!(f, "{name}({}, {cols})", self.site),
-            _ => write!(f, "{name}({})", self.site),
+            (Some(cols), Some(within)) => write!(f, "{name}({}, {cols} of {within})", self.site)?,
+            (Some(cols), None) => write!(f, "{name}({}, {cols})", self.site)?,
+            _ => write!(f, "{name}({})", self.site)?,
         }
+        if self.device > 0 {
+            write!(f, " on device {}", self.device)?;
+        }
+        Ok(())
     }
 }

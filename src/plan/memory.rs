@@ -8,7 +8,7 @@
 //! holds its inputs plus its own peak (intermediates and output).
 
 use super::Tier;
-use crate::graph::{Lane, SweepGraph};
+use crate::graph::{DataId, Lane, Shared, SweepGraph};
 use petgraph::stable_graph::NodeIndex;
 use petgraph::Direction;
 use serde::Serialize;
@@ -95,9 +95,46 @@ impl MemoryProfile {
             .collect()
     }
 
-    /// Models the run of `graph` with the given drift.
+    /// Models the run of `graph` with the given drift. When devices share the sweep, each
+    /// device is modelled with its own compute order and values; the device peak is the
+    /// largest device's, the host and disk peaks add up over the devices (which run in step).
     pub fn of(graph: &SweepGraph, drift: Drift) -> MemoryProfile {
-        let order = compute_order(graph);
+        if graph.devices == 1 {
+            return Self::of_device(graph, drift, None);
+        }
+        let mut total = MemoryProfile::default();
+        for device in 0..graph.active_devices() {
+            total.add_device(Self::of_device(graph, drift, Some(device)));
+        }
+        total
+    }
+
+    /// Adds the profile of one more device of a node.
+    fn add_device(&mut self, other: MemoryProfile) {
+        raise(&mut self.device, other.device);
+        for (sum, part) in [
+            (&mut self.host, other.host),
+            (&mut self.combined, other.combined),
+            (&mut self.disk, other.disk),
+        ] {
+            let bytes = sum.bytes + part.bytes;
+            raise(sum, part);
+            sum.bytes = bytes;
+        }
+        for (step, bytes) in other.in_memory_by_step {
+            *self.in_memory_by_step.entry(step).or_default() += bytes;
+        }
+        for (step, bytes) in other.device_by_step {
+            let most = self.device_by_step.entry(step).or_default();
+            *most = (*most).max(bytes);
+        }
+    }
+
+    /// Models the run of the tasks of `device` (all tasks when `None`): its compute tasks one
+    /// after another, and the values its tasks make.
+    fn of_device(graph: &SweepGraph, drift: Drift, device: Option<usize>) -> MemoryProfile {
+        let mine = |task: &crate::graph::Task| device.is_none_or(|d| task.device == d);
+        let order = compute_order(graph, device);
         let steps: Vec<usize> = order.iter().map(|&n| graph.graph[n].step).collect();
         let first_at = |step: usize| steps.partition_point(|&s| s < step).min(steps.len() - 1);
         let last_at = |step: usize| steps.partition_point(|&s| s <= step).saturating_sub(1);
@@ -109,8 +146,11 @@ impl MemoryProfile {
         let when = |node: NodeIndex, birth: bool| -> usize {
             let task = &graph.graph[node];
             match (task.lane, birth) {
-                (Lane::Compute, _) => position[node.index()],
+                (Lane::Compute, _) if mine(task) => position[node.index()],
                 (Lane::Io, true) => first_at(task.step.saturating_sub(drift.read_ahead_steps)),
+                (_, true) if moves_core(task) => {
+                    first_at(task.step.saturating_sub(drift.read_ahead_steps))
+                }
                 (Lane::Upload | Lane::DiskRead, true) => {
                     first_at(task.step.saturating_sub(drift.fetch_ahead_steps))
                 }
@@ -123,6 +163,9 @@ impl MemoryProfile {
         let mut held = [vec![0i128; k + 1], vec![0i128; k + 1], vec![0i128; k + 1]];
         for node in graph.graph.node_indices() {
             let task = &graph.graph[node];
+            if !mine(task) {
+                continue;
+            }
             if task
                 .within
                 .is_some_and(|w| task.cols.is_some_and(|c| c.start != w.start))
@@ -137,7 +180,7 @@ impl MemoryProfile {
                     .map(|e| when(petgraph::visit::EdgeRef::target(&e), false));
                 let (birth, death) = (when(node, true), readers.max().unwrap_or(when(node, true)));
                 let bytes = graph.value_bytes(id) as i128;
-                let lane = &mut held[tier_index(id.tier())];
+                let lane = &mut held[tier_index(graph.tier_of(id))];
                 lane[birth.min(death)] += bytes;
                 lane[death.max(birth) + 1] -= bytes;
             }
@@ -171,6 +214,23 @@ impl MemoryProfile {
     }
 }
 
+/// True for the tasks that bring an input core to a device (its part's upload and the
+/// all-gather): they run as far ahead as reads do.
+fn moves_core(task: &crate::graph::Task) -> bool {
+    task.outputs.iter().any(|id| {
+        matches!(
+            id,
+            DataId::Part {
+                of: Shared::Core { .. },
+                ..
+            } | DataId::Replica {
+                of: Shared::Core { .. },
+                ..
+            }
+        )
+    })
+}
+
 /// Keeps the larger of two peaks.
 fn raise(peak: &mut Peak, candidate: Peak) {
     if candidate.bytes > peak.bytes {
@@ -187,12 +247,16 @@ fn tier_index(tier: Tier) -> usize {
     }
 }
 
-/// Compute tasks in the order the compute lane runs them.
-fn compute_order(graph: &SweepGraph) -> Vec<NodeIndex> {
+/// Compute tasks of `device` (of every device when `None`) in the order its compute lane
+/// runs them.
+fn compute_order(graph: &SweepGraph, device: Option<usize>) -> Vec<NodeIndex> {
     let mut order: Vec<NodeIndex> = graph
         .graph
         .node_indices()
-        .filter(|&n| graph.graph[n].lane == Lane::Compute)
+        .filter(|&n| {
+            let task = &graph.graph[n];
+            task.lane == Lane::Compute && device.is_none_or(|d| task.device == d)
+        })
         .collect();
     order.sort_by_key(|&n| (graph.graph[n].step, n.index()));
     order

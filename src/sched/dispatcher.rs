@@ -7,7 +7,7 @@ use super::stall::{StallCause, StallClock};
 use super::{interrupted, Clock, FetchView, Job, Lanes, PrefetchPolicy, RunLog, SchedOptions};
 use crate::device::Block;
 use crate::error::{Error, Result};
-use crate::graph::{DataId, Lane, Op, Stage, SweepGraph, Task};
+use crate::graph::{DataId, Lane, LaneId, Op, Stage, SweepGraph, Task};
 use crate::store::{Store, Value};
 use petgraph::stable_graph::NodeIndex;
 use petgraph::visit::{EdgeRef, NodeIndexable};
@@ -36,8 +36,10 @@ pub(super) struct Dispatcher {
     waiting_on: Vec<usize>,
     /// Tasks that have completed, by node index.
     finished: Vec<bool>,
-    ready: HashMap<Lane, ReadyQueue>,
-    busy: HashMap<Lane, bool>,
+    /// Every lane of the node, in the order they are offered work.
+    lanes: Vec<LaneId>,
+    ready: HashMap<LaneId, ReadyQueue>,
+    busy: HashMap<LaneId, bool>,
     /// Unfinished compute tasks as (step, node index): the first is the frontier.
     compute_left: BTreeSet<(usize, usize)>,
     /// Flops of unfinished compute tasks, per step.
@@ -45,9 +47,9 @@ pub(super) struct Dispatcher {
     /// Unfinished spill tasks, per step.
     spills_left: BTreeMap<usize, usize>,
     /// Bytes fetched (or being fetched) and not yet consumed, per fetch lane.
-    fetched_held: HashMap<Lane, u64>,
-    /// When the running compute task started.
-    compute_since: Option<Instant>,
+    fetched_held: HashMap<LaneId, u64>,
+    /// When the running compute task of each busy device started.
+    compute_since: HashMap<usize, Instant>,
     /// When a policy asked to look again at a fetch it deferred.
     wake_at: Option<Instant>,
     store: Store,
@@ -73,13 +75,14 @@ impl Dispatcher {
             spilled: 0,
             waiting_on: vec![0; bound],
             finished: vec![false; bound],
+            lanes: LaneId::all(graph.devices),
             ready: HashMap::new(),
             busy: HashMap::new(),
             compute_left: BTreeSet::new(),
             flops_left: BTreeMap::new(),
             spills_left: BTreeMap::new(),
             fetched_held: HashMap::new(),
-            compute_since: None,
+            compute_since: HashMap::new(),
             wake_at: None,
             store: Store::new(graph),
             rates: Rates::default(),
@@ -111,7 +114,7 @@ impl Dispatcher {
     fn make_ready(&mut self, node: NodeIndex) {
         let task = &self.graph.graph[node];
         self.ready
-            .entry(task.lane)
+            .entry(task.lane_id())
             .or_default()
             .push(Reverse((task.step, node.index())));
     }
@@ -150,9 +153,9 @@ impl Dispatcher {
             };
             running -= 1;
             let task = self.graph.graph[report.node].clone();
-            self.busy.insert(task.lane, false);
+            self.busy.insert(task.lane_id(), false);
             if task.lane == Lane::Compute {
-                self.compute_since = None;
+                self.compute_since.remove(&task.device);
             }
             let seconds = (report.end - report.start).as_secs_f64();
             match report.result {
@@ -239,7 +242,7 @@ impl Dispatcher {
         let mut started = 0;
         self.wake_at = None;
         self.governor.on_frontier(self.frontier(), self.now_s());
-        for lane in Lane::ALL {
+        for lane in self.lanes.clone() {
             if self.busy.get(&lane).copied().unwrap_or(false) {
                 continue;
             }
@@ -261,7 +264,7 @@ impl Dispatcher {
     /// Sends `node` with its inputs and `blocks` to its lane.
     fn launch(&mut self, lanes: &mut dyn Lanes, node: NodeIndex, blocks: Vec<Block>) {
         let task = self.graph.graph[node].clone();
-        let lane = task.lane;
+        let lane = task.lane_id();
         if matches!(task.op, Op::Fetch { .. }) {
             *self.fetched_held.entry(lane).or_default() += task.moved_bytes;
         }
@@ -273,9 +276,9 @@ impl Dispatcher {
             blocks,
         });
         self.busy.insert(lane, true);
-        if lane == Lane::Compute {
+        if lane.lane == Lane::Compute {
             self.stalls.busy(self.clock.now());
-            self.compute_since = Some(self.clock.now());
+            self.compute_since.insert(lane.device, self.clock.now());
         }
     }
 
@@ -292,7 +295,7 @@ impl Dispatcher {
 
     /// The head of `lane`'s queue when its gate and the governor let it start; a head the
     /// governor splits is replaced by its first half, which is asked about in turn.
-    fn next_admitted(&mut self, lane: Lane) -> Option<NodeIndex> {
+    fn next_admitted(&mut self, lane: LaneId) -> Option<NodeIndex> {
         loop {
             let &Reverse((_, index)) = self.ready.entry(lane).or_default().peek()?;
             let node = NodeIndex::new(index);
@@ -356,13 +359,14 @@ impl Dispatcher {
     fn may_start(&mut self, task: &Task) -> bool {
         let frontier = self.frontier();
         let ahead = task.step > frontier;
+        let reads_input = task.lane == Lane::Io || task.op == Op::UploadPart;
         match task.lane {
-            Lane::Io if ahead && self.governor.reclaiming() => false,
-            Lane::Io => task.step <= frontier.saturating_add(self.options.read_ahead_steps),
+            _ if ahead && reads_input && self.governor.reclaiming() => false,
+            _ if reads_input => task.step <= frontier.saturating_add(self.options.read_ahead_steps),
             Lane::Compute => !self.behind_on_spills(task.step),
             Lane::Upload | Lane::DiskRead if ahead && self.governor.reclaiming() => false,
             Lane::Upload | Lane::DiskRead => self.may_fetch(task, frontier),
-            Lane::Download | Lane::DiskWrite => true,
+            Lane::Io | Lane::Download | Lane::DiskWrite | Lane::Collective => true,
         }
     }
 
@@ -388,7 +392,7 @@ impl Dispatcher {
         let view = FetchView {
             step: task.step,
             frontier,
-            spare_seconds: self.spare_seconds(task.lane),
+            spare_seconds: self.spare_seconds(task.lane_id()),
             seconds_to_fetch: self.fetch_seconds(task),
         };
         match self.options.prefetch.start_in(&view) {
@@ -422,7 +426,11 @@ impl Dispatcher {
         let fits =
             |free: Option<u64>, held: u64| free.is_some_and(|f| held + task.moved_bytes <= f);
         let held: u64 = self.fetched_held.values().sum();
-        let uploaded = self.fetched_held.get(&Lane::Upload).copied().unwrap_or(0);
+        let upload = LaneId {
+            device: task.device,
+            lane: Lane::Upload,
+        };
+        let uploaded = self.fetched_held.get(&upload).copied().unwrap_or(0);
         fits(spare().map(|s| s.memory).min(), held)
             && (task.lane != Lane::Upload || fits(spare().map(|s| s.device).min(), uploaded))
     }
@@ -439,11 +447,12 @@ impl Dispatcher {
 
     /// The spare time of `lane`'s pending fetches, in the order it will run them (see
     /// [`FetchView::spare_seconds`]). The compute left before a step is the flops of earlier
-    /// steps not yet done, at the measured rate, less what the running task has already done.
-    fn spare_seconds(&self, lane: Lane) -> Option<f64> {
-        let rate = self.rates.per_second(Lane::Compute)?;
-        let running = self.compute_since.map_or(0.0, |t| {
-            self.clock.now().saturating_duration_since(t).as_secs_f64()
+    /// steps not yet done, shared by the devices at the measured rate of one, less what the
+    /// lane's device has already done of its running task.
+    fn spare_seconds(&self, lane: LaneId) -> Option<f64> {
+        let rate = self.rates.per_second(Lane::Compute)? * self.graph.active_devices() as f64;
+        let running = self.compute_since.get(&lane.device).map_or(0.0, |t| {
+            self.clock.now().saturating_duration_since(*t).as_secs_f64()
         });
         let mut pending: Vec<(usize, usize)> = self.ready.get(&lane)?.iter().map(|r| r.0).collect();
         pending.sort_unstable();
@@ -462,7 +471,7 @@ impl Dispatcher {
 
     /// Books an idle compute lane's time to what the next compute task waits for.
     fn watch_compute(&mut self) {
-        if self.busy.get(&Lane::Compute).copied().unwrap_or(false) {
+        if !self.compute_since.is_empty() {
             return;
         }
         let Some(&(step, index)) = self.compute_left.first() else {
@@ -470,11 +479,8 @@ impl Dispatcher {
         };
         let node = NodeIndex::new(index);
         let pass = self.graph.pass_of(self.graph.graph[node].op, step);
-        let cause = if self
-            .ready
-            .get(&Lane::Compute)
-            .is_some_and(|q| !q.is_empty())
-        {
+        let compute = self.graph.graph[node].lane_id();
+        let cause = if self.ready.get(&compute).is_some_and(|q| !q.is_empty()) {
             StallCause::Spill
         } else {
             self.missing_input(node)
@@ -551,6 +557,10 @@ impl Dispatcher {
                 Stage::Device => Lane::Upload,
                 Stage::HostReturn => Lane::DiskRead,
                 _ => continue,
+            };
+            let lane = LaneId {
+                device: if lane.per_device() { task.device } else { 0 },
+                lane,
             };
             if !self.store.holds(id) {
                 let used = self.fetched_held.entry(lane).or_default();

@@ -49,7 +49,8 @@ pub(super) enum Recovery {
 
 /// The memory governor of one run.
 pub struct Governor {
-    pool: Arc<dyn MemoryPool>,
+    /// Each device's pool, by device index.
+    pools: Vec<Arc<dyn MemoryPool>>,
     recovery_budget: f64,
     schedule: CapacitySchedule,
     /// The finest batch each kernel had to be split to for lack of memory.
@@ -80,15 +81,16 @@ pub struct GovernorLog {
 }
 
 impl Governor {
-    /// A governor over `pool` with a recovery budget (fraction of compute time) and a schedule
-    /// of capacity changes.
+    /// A governor over the pools of a node's devices (by device index), with a recovery
+    /// budget (fraction of compute time) and a schedule of capacity changes (for every device).
     pub fn new(
-        pool: Arc<dyn MemoryPool>,
+        pools: Vec<Arc<dyn MemoryPool>>,
         recovery_budget: f64,
         schedule: CapacitySchedule,
     ) -> Self {
+        assert!(!pools.is_empty(), "a node has at least one device");
         Governor {
-            pool,
+            pools,
             recovery_budget,
             schedule,
             finest: HashMap::new(),
@@ -104,9 +106,23 @@ impl Governor {
         }
     }
 
-    /// The device's pool now.
+    /// The pools of all devices now, added up.
     pub(super) fn pool_usage(&self) -> crate::device::PoolUsage {
-        self.pool.usage()
+        let mut total = crate::device::PoolUsage::default();
+        for usage in self.pools.iter().map(|p| p.usage()) {
+            total.capacity += usage.capacity;
+            total.reserved += usage.reserved;
+            total.allocated += usage.allocated;
+            total.cached += usage.cached;
+            total.largest_cached = total.largest_cached.max(usage.largest_cached);
+            total.releasable += usage.releasable;
+        }
+        total
+    }
+
+    /// The pool of the device `task` runs on.
+    fn pool(&self, task: &Task) -> &dyn MemoryPool {
+        self.pools[task.device.min(self.pools.len() - 1)].as_ref()
     }
 
     /// True while a compute task waits for memory: prefetches and read-ahead pause meanwhile.
@@ -117,7 +133,9 @@ impl Governor {
     /// Applies the capacity change due once compute has reached `step`.
     pub(super) fn on_frontier(&mut self, step: usize, at: f64) {
         if let Some(bytes) = self.schedule.due(step) {
-            self.pool.set_capacity(bytes);
+            for pool in &self.pools {
+                pool.set_capacity(bytes);
+            }
             self.event(at, MemoryEventKind::Capacity, &"", bytes);
         }
     }
@@ -147,7 +165,7 @@ impl Governor {
             .blocks
             .iter()
             .map(|&bytes| {
-                self.pool
+                self.pool(task)
                     .allocate(bytes)
                     .map_err(|oom| oom.for_task(task, request.total()))
             })
@@ -192,14 +210,14 @@ impl Governor {
             }
         }
         if task.lane != Lane::Compute {
-            if self.pool.fits(&request.blocks) {
+            if self.pool(task).fits(&request.blocks) {
                 return Admission::Run;
             }
         } else {
             if let Some(admission) = self.admit_compute(graph, node, width, &request, at) {
                 return admission;
             }
-            if self.may_release() {
+            if self.may_release(task) {
                 self.release(at, task);
                 if let Some(admission) = self.admit_compute(graph, node, width, &request, at) {
                     return admission;
@@ -222,15 +240,15 @@ impl Governor {
         request: &DeviceRequest,
         at: f64,
     ) -> Option<Admission> {
-        if self.pool.fits(&request.blocks) {
+        let task = &graph.graph[node];
+        if self.pool(task).fits(&request.blocks) {
             return Some(Admission::Run);
         }
-        let task = &graph.graph[node];
         let open = self.slot_open(task);
         let narrower = std::iter::successors(width.map(|w| w / 2), |&w| (w > 1).then_some(w / 2));
         for w in narrower {
             let smaller = DeviceRequest::at_width(graph, task, w, open)?;
-            if self.pool.fits(&smaller.blocks) {
+            if self.pool(task).fits(&smaller.blocks) {
                 self.remember(task.op, w);
                 let total = request.total();
                 if self.refused.insert(node.index()) {
@@ -296,11 +314,11 @@ impl Governor {
             return Err(out_of_memory(
                 task,
                 request.total(),
-                &self.pool.usage(),
+                &self.pool(task).usage(),
                 &why,
             ));
         }
-        if self.may_release() {
+        if self.may_release(task) {
             self.release(at, task);
         }
         if !graph.can_split(node) {
@@ -308,7 +326,7 @@ impl Governor {
                 .injected = injected;
             return Ok(Recovery::Retry);
         }
-        if !self.pool.fits(&request.blocks) {
+        if !self.pool(task).fits(&request.blocks) {
             let width = graph.batch_of(task).map_or(1, |c| c.len());
             self.remember(task.op, width / 2);
         }
@@ -325,7 +343,7 @@ impl Governor {
             return Ok(false);
         };
         let task = &graph.graph[NodeIndex::new(index)];
-        if self.pool.usage().releasable > 0 {
+        if self.pool(task).usage().releasable > 0 {
             self.release(at, task);
             return Ok(true);
         }
@@ -334,7 +352,7 @@ impl Governor {
         Err(out_of_memory(
             task,
             request.total(),
-            &self.pool.usage(),
+            &self.pool(task).usage(),
             why,
         ))
     }
@@ -369,8 +387,8 @@ impl Governor {
     /// free, later ones only while the time spent recovering (failed attempts, releases,
     /// re-planning and rewrites) plus two releases' cost stays within the budget: one for this
     /// release and a reserve for the next.
-    fn may_release(&self) -> bool {
-        if self.pool.usage().releasable == 0 {
+    fn may_release(&self, task: &Task) -> bool {
+        if self.pool(task).usage().releasable == 0 {
             return false;
         }
         if self.releases == 0 {
@@ -380,10 +398,10 @@ impl Governor {
         self.recovery_s + 2.0 * cost <= self.recovery_budget * self.compute_s
     }
 
-    /// Releases the pool's cache on behalf of `task`; the bytes it gave back.
-    fn release(&mut self, at: f64, task: &dyn std::fmt::Display) -> u64 {
+    /// Releases the cache of `task`'s device on its behalf; the bytes it gave back.
+    fn release(&mut self, at: f64, task: &Task) -> u64 {
         let start = Instant::now();
-        let freed = self.pool.release_cache();
+        let freed = self.pool(task).release_cache();
         let seconds = start.elapsed().as_secs_f64();
         self.releases += 1;
         self.release_s += seconds;
@@ -420,6 +438,24 @@ mod tests {
     use super::*;
     use crate::device::{PoolConfig, SimulatedPool};
 
+    /// A compute task of device 0.
+    fn task() -> Task {
+        Task {
+            op: Op::Sketch,
+            site: 0,
+            cols: None,
+            within: None,
+            inputs: vec![],
+            outputs: vec![],
+            flops: 0.0,
+            peak_bytes: 0,
+            moved_bytes: 0,
+            lane: Lane::Compute,
+            device: 0,
+            step: 0,
+        }
+    }
+
     /// Leaves 1 MiB cached in `pool`.
     fn cache(pool: &SimulatedPool) {
         drop(pool.allocate(1 << 20).unwrap());
@@ -432,25 +468,25 @@ mod tests {
             ..PoolConfig::default()
         };
         let pool = Arc::new(SimulatedPool::new(config).unwrap());
-        let mut governor = Governor::new(pool.clone(), 0.05, CapacitySchedule::default());
+        let mut governor = Governor::new(vec![pool.clone()], 0.05, CapacitySchedule::default());
         assert!(
-            !governor.may_release(),
+            !governor.may_release(&task()),
             "nothing cached, nothing to release"
         );
         cache(&pool);
-        assert!(governor.may_release(), "the first release is free");
-        assert_eq!(governor.release(0.0, &"test"), 1 << 20);
+        assert!(governor.may_release(&task()), "the first release is free");
+        assert_eq!(governor.release(0.0, &task()), 1 << 20);
         (governor.release_s, governor.recovery_s) = (1e-3, 1e-3);
         cache(&pool);
-        assert!(!governor.may_release(), "no compute done, no budget");
+        assert!(!governor.may_release(&task()), "no compute done, no budget");
         governor.compute_s = 0.05;
         assert!(
-            !governor.may_release(),
+            !governor.may_release(&task()),
             "2.5 ms of budget: 1 ms spent, 2 ms needed"
         );
         governor.compute_s = 0.06;
         assert!(
-            governor.may_release(),
+            governor.may_release(&task()),
             "3 ms: one release and a reserve for the next"
         );
     }

@@ -5,7 +5,7 @@
 use super::Executor;
 use crate::device::Block;
 use crate::error::{Error, Result};
-use crate::graph::{Lane, Task};
+use crate::graph::{LaneId, Task};
 use crate::store::Value;
 use crossbeam_channel::{unbounded, Receiver, RecvTimeoutError, Sender};
 use petgraph::stable_graph::NodeIndex;
@@ -38,21 +38,23 @@ pub(super) trait Lanes {
     fn recv(&mut self, timeout: Duration) -> Option<Done>;
 }
 
-/// One worker thread per lane, fed over crossbeam channels.
+/// One worker thread per lane of each device and per shared lane, fed over crossbeam channels.
 pub(super) struct ThreadLanes {
-    senders: HashMap<Lane, Sender<Job>>,
+    senders: HashMap<LaneId, Sender<Job>>,
     done: Receiver<Done>,
 }
 
 impl ThreadLanes {
-    /// Starts a worker per lane in `scope`, running tasks with `executor`.
+    /// Starts a worker per lane of a node with `devices` devices in `scope`, running tasks with
+    /// `executor`.
     pub fn start<'scope, 'env>(
         scope: &'scope Scope<'scope, 'env>,
         executor: &'env dyn Executor,
+        devices: usize,
     ) -> Self {
         let (done_tx, done) = unbounded::<Done>();
         let mut senders = HashMap::new();
-        for lane in Lane::ALL {
+        for lane in LaneId::all(devices) {
             let (tx, rx) = unbounded::<Job>();
             senders.insert(lane, tx);
             let done_tx = done_tx.clone();
@@ -64,7 +66,9 @@ impl ThreadLanes {
 
 impl Lanes for ThreadLanes {
     fn send(&mut self, job: Job) {
-        self.senders[&job.task.lane].send(job).expect("lane alive");
+        self.senders[&job.task.lane_id()]
+            .send(job)
+            .expect("lane alive");
     }
 
     fn recv(&mut self, timeout: Duration) -> Option<Done> {

@@ -17,6 +17,8 @@ pub struct TaskEvent {
     pub op: Op,
     /// Its lane.
     pub lane: Lane,
+    /// The device whose lane it ran on (0 for the node's shared lanes).
+    pub device: usize,
     /// Its site.
     pub site: usize,
     /// Its sweep step.
@@ -114,6 +116,7 @@ impl RunLog {
             node,
             op: task.op,
             lane: task.lane,
+            device: task.lane_id().device,
             site: task.site,
             step: task.step,
             cols: task.cols,

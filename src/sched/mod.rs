@@ -91,7 +91,7 @@ pub fn run(
     governor: Governor,
 ) -> Result<RunLog> {
     std::thread::scope(|scope| {
-        let mut lanes = ThreadLanes::start(scope, executor);
+        let mut lanes = ThreadLanes::start(scope, executor, graph.devices);
         let mut dispatcher = Dispatcher::new(graph, options, governor, Arc::new(WallClock));
         dispatcher.run(&mut lanes)
     })

@@ -50,6 +50,6 @@ fn opposite(lane: Lane) -> Option<Lane> {
         Lane::DiskWrite => Some(Lane::DiskRead),
         Lane::Upload => Some(Lane::Download),
         Lane::Download => Some(Lane::Upload),
-        Lane::Compute | Lane::Io => None,
+        Lane::Compute | Lane::Io | Lane::Collective => None,
     }
 }

@@ -55,6 +55,7 @@ fn measure(work: &Path, threads: usize) -> Result<MachineModel> {
         ("io", bytes / seconds.max(1e-9)),
         ("download", copy),
         ("upload", copy),
+        ("collective", copy),
         ("disk-write", write),
         ("disk-read", read),
     ];
@@ -69,7 +70,7 @@ fn measure(work: &Path, threads: usize) -> Result<MachineModel> {
             "kernels: seconds = overhead + flops / rate, fitted by least squares to every task of two sweeps of a random MPO·MPS (20 sites, MPO bond 16, bond = chi = 128 and 256) read from disk".into(),
             "exact: rated as env (the two-site path is not measured)".into(),
             "io lane: the input reads of the smaller sweep".into(),
-            format!("copy lanes: memcpy of {} MiB; disk lanes: a spill file of {} MiB written and read back", PROBE_BYTES >> 20, PROBE_BYTES >> 20),
+            format!("copy and collective lanes: memcpy of {} MiB; disk lanes: a spill file of {} MiB written and read back", PROBE_BYTES >> 20, PROBE_BYTES >> 20),
         ],
     })
 }

@@ -20,7 +20,7 @@ pub struct MachineModel {
     /// GFLOP/s of each kernel: env, sketch, qr, project, first, exact.
     pub gflops: BTreeMap<String, f64>,
     /// Bytes per second of each lane that moves data: io (input and output cores), download,
-    /// upload, disk-write, disk-read.
+    /// upload, collective (device to device), disk-write, disk-read.
     pub bytes_per_s: BTreeMap<String, f64>,
     /// Seconds every task costs beyond its work (launch, bookkeeping).
     #[serde(default)]

@@ -1,7 +1,7 @@
 //! `chrome_trace`: a run log as Trace Event JSON.
 //!
-//! One process for the device (lanes compute, download, upload) and one for the host (lanes
-//! io, disk-write, disk-read); a track per lane with a complete event per task; counter tracks
+//! One process per device (lanes compute, download, upload, collective) and one for the host
+//! (lanes io, disk-write, disk-read); a track per lane with a complete event per task; counter tracks
 //! for the bytes each tier holds and the bytes in flight on the copy and disk lanes; flow
 //! arrows from the input that a task waited for to the task; the compute lane's idle spells on
 //! a track of their own, named by what compute waited for; the device pool's reserved and
@@ -10,7 +10,7 @@
 
 use super::write_whole;
 use crate::error::Result;
-use crate::graph::{Lane, Op, SweepGraph};
+use crate::graph::{Lane, LaneId, Op, SweepGraph};
 use crate::sched::{RunLog, TaskEvent};
 use petgraph::visit::EdgeRef;
 use petgraph::Direction;
@@ -18,19 +18,29 @@ use serde_json::{json, Value};
 use std::collections::HashMap;
 use std::path::Path;
 
-/// Process id of the device.
+/// Process id of device 0 (device `d` is `DEVICE + d`, skipping the host's).
 const DEVICE: u32 = 1;
 /// Process id of the host.
 const HOST: u32 = 2;
 /// Thread id of the device's track of compute waits.
 const WAITS: u32 = 4;
 
-/// The process and thread ids of a lane.
-fn track(lane: Lane) -> (u32, u32) {
+/// The process id of `device`.
+fn device_pid(device: usize) -> u32 {
+    match device {
+        0 => DEVICE,
+        d => HOST + d as u32,
+    }
+}
+
+/// The process and thread ids of `lane` of `device` (the host's, for the node's shared lanes).
+fn track(lane: Lane, device: usize) -> (u32, u32) {
+    let pid = device_pid(device);
     match lane {
-        Lane::Compute => (DEVICE, 1),
-        Lane::Download => (DEVICE, 2),
-        Lane::Upload => (DEVICE, 3),
+        Lane::Compute => (pid, 1),
+        Lane::Download => (pid, 2),
+        Lane::Upload => (pid, 3),
+        Lane::Collective => (pid, 5),
         Lane::Io => (HOST, 1),
         Lane::DiskWrite => (HOST, 2),
         Lane::DiskRead => (HOST, 3),
@@ -46,7 +56,7 @@ fn micros(seconds: f64) -> f64 {
 /// Nodes split by the memory governor are taken from the graph as the run left it.
 pub fn chrome_trace(graph: &SweepGraph, log: &RunLog) -> Value {
     let graph = log.graph_after.as_ref().unwrap_or(graph);
-    let mut events = names();
+    let mut events = names(graph.devices);
     let mut timed: Vec<Value> = log.events.iter().map(|e| slice(graph, e)).collect();
     timed.extend(waits(log));
     timed.extend(memory_counters(log));
@@ -69,17 +79,22 @@ pub fn write_chrome_trace(path: &Path, graph: &SweepGraph, log: &RunLog) -> Resu
     write_whole(path, &text)
 }
 
-/// Metadata naming the processes and lanes.
-fn names() -> Vec<Value> {
+/// Metadata naming the processes and lanes of a node with `devices` devices.
+fn names(devices: usize) -> Vec<Value> {
     let mut names = vec![
-        json!({"ph": "M", "name": "process_name", "pid": DEVICE, "tid": 0, "args": {"name": "device 0"}}),
         json!({"ph": "M", "name": "process_name", "pid": HOST, "tid": 0, "args": {"name": "host"}}),
     ];
-    for lane in Lane::ALL {
-        let (pid, tid) = track(lane);
+    for id in LaneId::all(devices) {
+        let (pid, tid) = track(id.lane, id.device);
+        if id.lane == Lane::Compute {
+            names.push(
+                json!({"ph": "M", "name": "process_name", "pid": pid, "tid": 0,
+                              "args": {"name": format!("device {}", id.device)}}),
+            );
+        }
         names.push(
             json!({"ph": "M", "name": "thread_name", "pid": pid, "tid": tid,
-                          "args": {"name": lane.name()}}),
+                          "args": {"name": id.lane.name()}}),
         );
     }
     names.push(
@@ -91,7 +106,7 @@ fn names() -> Vec<Value> {
 
 /// The complete event of one task, with its site, pass, columns, bytes, flops and rate.
 fn slice(graph: &SweepGraph, event: &TaskEvent) -> Value {
-    let (pid, tid) = track(event.lane);
+    let (pid, tid) = track(event.lane, event.device);
     let seconds = event.end - event.start;
     let pass = graph.pass_of(event.op, event.step).name();
     let mut args = json!({"site": event.site, "step": event.step, "pass": pass});
@@ -149,7 +164,7 @@ fn memory_counters(log: &RunLog) -> Vec<Value> {
 
 /// What the memory governor did, as instant events on the device's compute track.
 fn governor_events(log: &RunLog) -> Vec<Value> {
-    let (pid, tid) = track(Lane::Compute);
+    let (pid, tid) = track(Lane::Compute, 0);
     log.governor
         .events
         .iter()
@@ -186,12 +201,14 @@ fn in_flight_counter(log: &RunLog) -> Vec<Value> {
 /// lane was free before the input arrived).
 fn flows(graph: &SweepGraph, log: &RunLog) -> Vec<Value> {
     let by_node: HashMap<_, &TaskEvent> = log.events.iter().map(|e| (e.node, e)).collect();
-    let mut lane_free: HashMap<Lane, f64> = HashMap::new();
+    let mut lane_free: HashMap<(Lane, usize), f64> = HashMap::new();
     let mut ordered: Vec<&TaskEvent> = log.events.iter().collect();
     ordered.sort_by(|a, b| a.start.partial_cmp(&b.start).expect("finite"));
     let mut arrows = Vec::new();
     for event in ordered {
-        let free = lane_free.insert(event.lane, event.end).unwrap_or(0.0);
+        let free = lane_free
+            .insert((event.lane, event.device), event.end)
+            .unwrap_or(0.0);
         let last_input = graph
             .graph
             .edges_directed(event.node, Direction::Incoming)
@@ -201,8 +218,8 @@ fn flows(graph: &SweepGraph, log: &RunLog) -> Vec<Value> {
             continue;
         };
         let id = arrows.len() / 2;
-        let (from_pid, from_tid) = track(producer.lane);
-        let (to_pid, to_tid) = track(event.lane);
+        let (from_pid, from_tid) = track(producer.lane, producer.device);
+        let (to_pid, to_tid) = track(event.lane, event.device);
         let from_ts = producer.end - 0.01 * (producer.end - producer.start);
         arrows.push(
             json!({"ph": "s", "name": "waited for", "cat": "dependency", "id": id,
