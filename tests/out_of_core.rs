@@ -131,3 +131,37 @@ fn a_problem_that_cannot_fit_is_refused_before_it_starts() {
     assert!(err.contains("--host-memory"), "says what to change: {err}");
     assert_empty(scratch.path());
 }
+
+#[test]
+fn the_default_policy_narrows_its_window_to_fit_a_tight_device() {
+    let stack = problem();
+    let scratch = tempfile::tempdir().unwrap();
+    let with = |device, policy: &str| {
+        let tiering = Tiering {
+            prefetch: policy.parse::<Prefetch>().unwrap(),
+            ..Tiering::default()
+        };
+        engine_with(device, PLENTY, scratch.path(), None, tiering)
+    };
+    // The device budget shrinks until a two-step window no longer fits; fetching on demand
+    // must still fit it.
+    let mut device = device_budget_with_host_tier(&stack, scratch.path(), None);
+    let step = largest_env(&plan_of(&with(device, "none"), &stack)) / 8;
+    while with(device, "lookahead:2").prepare(&stack.shape()).is_ok() {
+        device -= step;
+    }
+    assert!(with(device, "none").prepare(&stack.shape()).is_ok());
+    let default = with(device, "bandwidth:2");
+    let plan = plan_of(&default, &stack);
+    assert!(plan.fetch_window < 2, "window {}", plan.fetch_window);
+    assert!(plan.count_on(Tier::Host) > 0);
+    let (reference, _) = Engine::new(Options::new(CHI_OUT))
+        .unwrap()
+        .run(&stack)
+        .unwrap();
+    assert_same(
+        &default.run(&stack).unwrap().0,
+        &reference,
+        "narrowed window",
+    );
+}

@@ -37,8 +37,8 @@ fn describe(plan: &Plan) -> String {
     let b = &plan.budgets;
     let p = &plan.profile;
     let mut text = format!(
-        "batch          {} sketch columns per task\n",
-        plan.batch_cols
+        "batch          {} sketch columns per task\nfetch window   {} sweep step(s) ahead\n",
+        plan.batch_cols, plan.fetch_window
     );
     for tier in [Tier::Device, Tier::Host, Tier::Disk] {
         let sites: Vec<String> = (0..plan.tiers.len())

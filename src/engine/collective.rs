@@ -42,30 +42,16 @@ fn all_gather(
     of: Shared,
     parts: &[AnyTensor],
 ) -> Result<AnyTensor> {
-    let dtype = graph.dtype;
     match of {
         Shared::Core { layer, site, .. } => {
+            let rows: Vec<AnyTensor> = parts
+                .iter()
+                .map(|p| p.clone().reshape(vec![1, p.shape()[0]]))
+                .collect();
             let shape = graph.stack.layers[layer].cores[site].to_vec();
-            let mut whole = AnyTensor::zeros(dtype, vec![shape.iter().product()]);
-            let mut start = 0;
-            for part in parts {
-                whole.put_leading_rows(start, part);
-                start += part.shape()[0];
-            }
-            Ok(whole.reshape(shape))
+            Ok(AnyTensor::join_trailing(&rows).reshape(shape))
         }
-        Shared::Proj { .. } => {
-            let mut shape = parts[0].shape().to_vec();
-            let last = shape.len() - 1;
-            shape[last] = parts.iter().map(|p| p.shape()[last]).sum();
-            let mut whole = AnyTensor::zeros(dtype, shape);
-            let mut start = 0;
-            for part in parts {
-                whole.put_trailing_columns(start, part);
-                start += part.shape()[last];
-            }
-            Ok(whole)
-        }
+        Shared::Proj { .. } => Ok(AnyTensor::join_trailing(parts)),
         _ => Err(Error::Invalid(format!(
             "task {task} all-gathers a value that has no parts"
         ))),

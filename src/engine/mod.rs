@@ -1,6 +1,7 @@
 //! `Engine`: builds the sweep graph of a stack, runs it on a backend, and reports.
 
 mod collective;
+mod device_use;
 mod executor;
 mod memory_report;
 mod output_slots;
@@ -9,6 +10,7 @@ mod sink;
 mod source;
 mod tiering;
 
+pub use device_use::DeviceUse;
 pub use memory_report::MemoryReport;
 pub use report::{LaneUse, Report};
 pub use sink::{CoreSink, MemorySink};
@@ -163,37 +165,59 @@ impl Engine {
         let Some(budgets) = &self.tiering.budgets else {
             return Ok((SweepGraph::build(stack, &self.options.graph())?, None));
         };
-        let request = PlanRequest {
-            stack,
-            graph: self.options.graph(),
-            budgets,
-            drift: self.drift(),
-            shared_memory,
-        };
-        let (plan, graph) = plan::plan(&request)?;
+        let mut refusal = None;
+        for window in self.tiering.prefetch.windows_to_try() {
+            let request = PlanRequest {
+                stack,
+                graph: self.options.graph(),
+                budgets,
+                drift: self.drift(window),
+                shared_memory,
+            };
+            match plan::plan(&request) {
+                Ok((plan, mut graph)) => {
+                    Self::log_plan(&plan);
+                    graph.planned_fetch_window = Some(window);
+                    return Ok((graph, Some(plan)));
+                }
+                Err(e) => refusal = Some(e),
+            }
+        }
+        Err(refusal.expect("a policy has at least one window"))
+    }
+
+    /// Logs what `plan` put where.
+    fn log_plan(plan: &Plan) {
         tracing::info!(
             batch_cols = plan.batch_cols,
+            fetch_window = plan.fetch_window,
             device = plan.count_on(Tier::Device),
             host = plan.count_on(Tier::Host),
             disk = plan.count_on(Tier::Disk),
             "plan: environments per tier"
         );
-        Ok((graph, Some(plan)))
     }
 
-    /// How far the scheduler will let I/O drift from compute (the planner's model of it).
-    fn drift(&self) -> Drift {
-        let sched = self.sched_options();
+    /// How far the scheduler will let I/O drift from compute with a prefetch window of
+    /// `window` steps (the planner's model of it).
+    fn drift(&self, window: usize) -> Drift {
+        let sched = SchedOptions::default();
         Drift {
             read_ahead_steps: sched.read_ahead_steps,
-            fetch_ahead_steps: sched.prefetch.window_steps(),
+            upload_ahead_steps: sched.upload_ahead_steps,
+            fetch_ahead_steps: window,
             spill_lag_steps: sched.spill_lag_steps,
         }
     }
 
-    fn sched_options(&self) -> SchedOptions {
+    /// The scheduler's options for `graph`: the policy's prefetch window, narrowed to the one
+    /// the graph was planned for.
+    fn sched_options(&self, graph: &SweepGraph) -> SchedOptions {
+        let prefetch = self.tiering.prefetch;
         SchedOptions {
-            prefetch: self.tiering.prefetch,
+            prefetch: graph
+                .planned_fetch_window
+                .map_or(prefetch, |w| prefetch.within(w)),
             progress: self.progress.clone(),
             ..SchedOptions::default()
         }
@@ -292,17 +316,19 @@ impl Engine {
             device.recovery_budget,
             device.capacity_schedule.clone(),
         );
+        let options = self.sched_options(graph);
+        let drift = self.drift(options.prefetch.window_steps());
         let profile = self
             .tiering
             .budgets
             .as_ref()
-            .map(|_| MemoryProfile::of(graph, self.drift()));
+            .map(|_| MemoryProfile::of(graph, drift));
         let cap = profile
             .as_ref()
             .map(|p| p.process_peak(self.backend().shares_host_memory()));
         let sched = SchedOptions {
             spare_memory_by_step: profile.map(|p| p.spare_by_step()),
-            ..self.sched_options()
+            ..options
         };
         Ok((sched, governor, cap))
     }

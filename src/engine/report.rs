@@ -1,6 +1,6 @@
 //! `Report`: what a run did — sizes, pass times, work and rate.
 
-use super::MemoryReport;
+use super::{DeviceUse, MemoryReport};
 use crate::backend::Backend;
 use crate::graph::{Lane, Op, Pass, SweepGraph};
 use crate::plan::{ByteSize, Tier};
@@ -51,6 +51,8 @@ pub struct Report {
     pub stalls_right_to_left: Stalls,
     /// Busy time and bytes moved per lane and pass (lanes that did nothing are left out).
     pub lanes: Vec<LaneUse>,
+    /// What each device did: compute, QR and collective time, idle time.
+    pub devices: Vec<DeviceUse>,
     /// The most bytes each tier held, as counted by the store.
     pub peak_bytes: TierBytes,
     /// The process's peak resident memory so far (`VmHWM`), where the system reports it.
@@ -112,6 +114,7 @@ impl Report {
             stalls_left_to_right: log.stalls[0],
             stalls_right_to_left: log.stalls[1],
             lanes: lane_uses(graph, log),
+            devices: DeviceUse::of(log, graph.devices, wall_s),
             peak_bytes: log.peak,
             peak_rss_bytes: peak_rss(),
             blocks_mapped: 0,
@@ -183,8 +186,10 @@ impl fmt::Display for Report {
         writeln!(f, "bonds          {}", bonds.join(" "))?;
         writeln!(
             f,
-            "backend {} with {} thread(s)",
-            self.backend, self.threads
+            "backend {} with {} thread(s) on {} device(s)",
+            self.backend,
+            self.threads,
+            self.devices.len()
         )?;
         writeln!(f, "left-to-right  {:8.3} s", self.left_to_right_s)?;
         writeln!(f, "right-to-left  {:8.3} s", self.right_to_left_s)?;
@@ -229,6 +234,17 @@ impl fmt::Display for Report {
                 lane.busy_s,
                 ByteSize(lane.bytes),
                 ByteSize(lane.bytes_per_s as u64)
+            )?;
+        }
+        for device in self.devices.iter().filter(|_| self.devices.len() > 1) {
+            writeln!(
+                f,
+                "device {:<7} compute {:.3} s (qr {:.3} s), collective {:.3} s, idle {:.3} s",
+                device.device,
+                device.compute_busy_s,
+                device.qr_s,
+                device.collective_s,
+                device.idle_s
             )?;
         }
         let peak = &self.peak_bytes;

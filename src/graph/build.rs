@@ -127,6 +127,7 @@ impl SweepGraph {
             } else {
                 options.devices
             },
+            planned_fetch_window: None,
         };
         let mut builder = Builder {
             batches: (0..graph.active_devices())

@@ -54,8 +54,18 @@ impl SweepGraph {
     /// whence each device uploads its part.
     pub fn tier_of(&self, id: DataId) -> Tier {
         match id {
-            DataId::Core { .. } if self.devices > 1 => Tier::Host,
+            DataId::Core { .. } => self.cores_tier(),
             _ => id.tier(),
+        }
+    }
+
+    /// Where input cores are read to: host memory when several devices upload their parts,
+    /// else straight to the device.
+    pub fn cores_tier(&self) -> Tier {
+        if self.devices > 1 {
+            Tier::Host
+        } else {
+            Tier::Device
         }
     }
 

@@ -44,6 +44,10 @@ pub struct SweepGraph {
     /// Devices the sweep is shared between.
     #[serde(default = "one_device")]
     pub devices: usize,
+    /// The prefetch window (sweep steps) the planner placed the environments for, when it
+    /// narrowed the policy's to fit the budgets; the scheduler fetches ahead no further.
+    #[serde(default)]
+    pub planned_fetch_window: Option<usize>,
 }
 
 /// The device count of graphs saved before devices were counted.

@@ -23,6 +23,8 @@ pub const PROCESS_BASELINE: u64 = 24 << 20;
 pub struct Drift {
     /// Input reads may run this many steps ahead.
     pub read_ahead_steps: usize,
+    /// Parts of input cores may be uploaded to the devices this many steps ahead.
+    pub upload_ahead_steps: usize,
     /// Fetches may run this many steps ahead.
     pub fetch_ahead_steps: usize,
     /// Spills may lag this many steps behind.
@@ -149,7 +151,7 @@ impl MemoryProfile {
                 (Lane::Compute, _) if mine(task) => position[node.index()],
                 (Lane::Io, true) => first_at(task.step.saturating_sub(drift.read_ahead_steps)),
                 (_, true) if moves_core(task) => {
-                    first_at(task.step.saturating_sub(drift.read_ahead_steps))
+                    first_at(task.step.saturating_sub(drift.upload_ahead_steps))
                 }
                 (Lane::Upload | Lane::DiskRead, true) => {
                     first_at(task.step.saturating_sub(drift.fetch_ahead_steps))
@@ -215,7 +217,7 @@ impl MemoryProfile {
 }
 
 /// True for the tasks that bring an input core to a device (its part's upload and the
-/// all-gather): they run as far ahead as reads do.
+/// all-gather): they run up to `upload_ahead_steps` early.
 fn moves_core(task: &crate::graph::Task) -> bool {
     task.outputs.iter().any(|id| {
         matches!(

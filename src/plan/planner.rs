@@ -29,6 +29,8 @@ pub struct PlanRequest<'a> {
 pub struct Plan {
     /// Sketch columns per env and sketch task.
     pub batch_cols: usize,
+    /// Sweep steps ahead of compute that fetches may hold memory for.
+    pub fetch_window: usize,
     /// Tier of each environment C_0 … C_{n-2} between the passes.
     pub tiers: Vec<Tier>,
     /// Bytes of each environment (all columns).
@@ -48,18 +50,18 @@ impl Plan {
     }
 }
 
-/// Plans a run: the largest batch (halving from all columns) for which some placement fits the
+/// Plans a run: the largest batch (halving from all of a device's columns) for which some placement fits the
 /// budgets, newest environments on the fastest tier. Returns the plan and its placed graph.
 ///
 /// Halving stops once it no longer pays: when a batch half as wide still needs at least 90 % of
 /// what the wider one needed, what does not fit is not the batch (a 2000-column sketch on 50
 /// sites would otherwise be planned down to one column, in a graph of a million tasks).
 pub fn plan(request: &PlanRequest) -> Result<(Plan, SweepGraph)> {
-    let sketch = request.graph.sketch();
+    let sketch = request.graph.sketch().max(1);
+    let widest = sketch.div_ceil(request.graph.devices.clamp(1, sketch));
     let candidates: Vec<usize> = match request.graph.batch_cols {
         Some(batch) => vec![batch],
-        None => std::iter::successors(Some(sketch.max(1)), |&b| (b > 1).then(|| b.div_ceil(2)))
-            .collect(),
+        None => std::iter::successors(Some(widest), |&b| (b > 1).then(|| b.div_ceil(2))).collect(),
     };
     let mut refusal: Option<Refusal> = None;
     for batch in candidates {
@@ -146,6 +148,7 @@ fn place(
                 .collect();
             let plan = Plan {
                 batch_cols: batch,
+                fetch_window: request.drift.fetch_ahead_steps,
                 tiers,
                 env_bytes,
                 profile,

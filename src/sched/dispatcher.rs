@@ -360,9 +360,14 @@ impl Dispatcher {
         let frontier = self.frontier();
         let ahead = task.step > frontier;
         let reads_input = task.lane == Lane::Io || task.op == Op::UploadPart;
+        let read_ahead = if task.op == Op::UploadPart {
+            self.options.upload_ahead_steps
+        } else {
+            self.options.read_ahead_steps
+        };
         match task.lane {
             _ if ahead && reads_input && self.governor.reclaiming() => false,
-            _ if reads_input => task.step <= frontier.saturating_add(self.options.read_ahead_steps),
+            _ if reads_input => task.step <= frontier.saturating_add(read_ahead),
             Lane::Compute => !self.behind_on_spills(task.step),
             Lane::Upload | Lane::DiskRead if ahead && self.governor.reclaiming() => false,
             Lane::Upload | Lane::DiskRead => self.may_fetch(task, frontier),

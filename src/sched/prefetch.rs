@@ -62,6 +62,29 @@ impl Default for Prefetch {
     }
 }
 
+impl Prefetch {
+    /// The windows a plan may reserve memory for, widest first: the bandwidth-aware policy
+    /// narrows its window when a wider one does not fit the budgets (prefetches then use only
+    /// the memory the plan leaves free); the others keep theirs.
+    pub fn windows_to_try(&self) -> Vec<usize> {
+        match *self {
+            Prefetch::BandwidthAware { window, .. } => (0..=window).rev().collect(),
+            _ => vec![self.window_steps()],
+        }
+    }
+
+    /// The same policy with its window narrowed to at most `steps` (bandwidth-aware only).
+    pub fn within(self, steps: usize) -> Prefetch {
+        match self {
+            Prefetch::BandwidthAware { margin, window } => Prefetch::BandwidthAware {
+                margin,
+                window: window.min(steps),
+            },
+            other => other,
+        }
+    }
+}
+
 impl PrefetchPolicy for Prefetch {
     fn start_in(&self, view: &FetchView) -> Option<f64> {
         let now_if = |yes: bool| yes.then_some(0.0);

@@ -23,6 +23,8 @@ use std::collections::HashMap;
 pub struct Store {
     values: HashMap<DataId, Value>,
     readers_left: HashMap<DataId, usize>,
+    /// True when input cores stay in host memory (several devices upload their parts).
+    cores_on_host: bool,
     in_use: TierBytes,
     peak: TierBytes,
 }
@@ -61,6 +63,7 @@ impl Store {
         Store {
             values: HashMap::new(),
             readers_left,
+            cores_on_host: graph.cores_tier() == Tier::Host,
             in_use: TierBytes::default(),
             peak: TierBytes::default(),
         }
@@ -88,7 +91,7 @@ impl Store {
     pub fn finish(&mut self, task: &Task, outputs: Vec<Value>) {
         for (&id, value) in task.outputs.iter().zip(outputs) {
             if self.readers_left.get(&id).copied().unwrap_or(0) > 0 {
-                let tier = id.tier();
+                let tier = self.tier_of(id);
                 *self.in_use.get_mut(tier) += value.bytes();
                 let now = *self.in_use.get_mut(tier);
                 let peak = self.peak.get_mut(tier);
@@ -101,13 +104,21 @@ impl Store {
             *left -= 1;
             if *left == 0 {
                 if let Some(value) = self.values.remove(id) {
-                    *self.in_use.get_mut(id.tier()) -= value.bytes();
+                    *self.in_use.get_mut(self.tier_of(*id)) -= value.bytes();
                 }
             }
         }
     }
 
     /// Bytes held on each tier now.
+    /// The tier value `id` lives on.
+    fn tier_of(&self, id: DataId) -> Tier {
+        match id {
+            DataId::Core { .. } if self.cores_on_host => Tier::Host,
+            _ => id.tier(),
+        }
+    }
+
     pub fn in_use(&self) -> TierBytes {
         self.in_use
     }

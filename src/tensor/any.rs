@@ -156,6 +156,18 @@ impl AnyTensor {
         }
     }
 
+    /// The tensors `parts` (of one type, alike but for their last axis) joined along their
+    /// last axis.
+    pub fn join_trailing(parts: &[AnyTensor]) -> Self {
+        let dtype = parts[0].dtype();
+        crate::with_array!(&parts[0], first => {
+            let arrays: Vec<_> = std::iter::once(&**first)
+                .chain(parts[1..].iter().map(|p| same_type(p, dtype)))
+                .collect();
+            Array::join_trailing(&arrays).into()
+        })
+    }
+
     /// A copy of rows `rows` of the leading axis.
     pub fn leading_rows(&self, rows: std::ops::Range<usize>) -> Self {
         map_array!(self, a => a.leading_rows(rows))

@@ -145,6 +145,23 @@ impl<T: Scalar> Array<T> {
         }
     }
 
+    /// The arrays `parts` (alike but for their last axis) joined along their last axis, in
+    /// one pass over the data.
+    pub fn join_trailing(parts: &[&Array<T>]) -> Array<T> {
+        let last = parts[0].shape.len() - 1;
+        let widths: Vec<usize> = parts.iter().map(|p| p.shape[last]).collect();
+        let rows = parts[0].len() / widths[0].max(1);
+        let mut data = Vec::with_capacity(rows * widths.iter().sum::<usize>());
+        for row in 0..rows {
+            for (part, &width) in parts.iter().zip(&widths) {
+                data.extend_from_slice(&part.data[row * width..(row + 1) * width]);
+            }
+        }
+        let mut shape = parts[0].shape.clone();
+        shape[last] = widths.iter().sum();
+        Array { shape, data }
+    }
+
     /// Position of the first element that is NaN or infinite, if any.
     pub fn first_non_finite(&self) -> Option<usize> {
         self.data.iter().position(|z| !z.is_finite())
