@@ -52,3 +52,50 @@ fn trace_has_lanes_counters_and_flows_and_agrees_with_the_report() {
     );
     assert!(disk_reads > 0);
 }
+
+#[test]
+fn each_device_is_a_process_with_its_own_lanes_and_pool() {
+    let stack = problem();
+    let options = srcflow::Options {
+        devices: 2,
+        threads: 2,
+        ..options(None)
+    };
+    let engine = srcflow::Engine::new(options).unwrap();
+    let (graph, _) = engine.prepare(&stack.shape()).unwrap();
+    let sink = MemorySink::new(graph.output_kind(), graph.sites());
+    let (report, log) = engine
+        .run_graph_logged(&graph, &MemorySource::new(&stack), &sink)
+        .unwrap();
+    let trace = chrome_trace(&graph, &log);
+    let TraceParts { slices, .. } = check_trace(&trace);
+    let events = trace["traceEvents"].as_array().unwrap();
+    let process = |pid: u64| {
+        events
+            .iter()
+            .find(|e| e["ph"] == "M" && e["name"] == "process_name" && e["pid"] == pid)
+            .map(|e| e["args"]["name"].as_str().unwrap().to_string())
+    };
+    // Device 0 is process 1, the host process 2, device 1 process 3.
+    assert_eq!(process(1).as_deref(), Some("device 0"));
+    assert_eq!(process(2).as_deref(), Some("host"));
+    assert_eq!(process(3).as_deref(), Some("device 1"));
+    for (device, pid) in [(0, 1), (1, 3)] {
+        let compute_ms: f64 = slices[&(pid, 1)].iter().map(|s| s.1).sum::<f64>() / 1e3;
+        let reported_ms = report.devices[device].compute_busy_s * 1e3;
+        assert!(
+            (compute_ms - reported_ms).abs() <= 0.01 * reported_ms,
+            "device {device}: {compute_ms} ms in the trace, {reported_ms} ms in the report"
+        );
+        assert!(
+            !slices[&(pid, 5)].is_empty(),
+            "device {device} moved nothing"
+        );
+        let pool = events
+            .iter()
+            .filter(|e| e["ph"] == "C" && e["name"] == "device pool" && e["pid"] == pid)
+            .count();
+        assert!(pool > 0, "no pool counter for device {device}");
+    }
+    assert!(report.devices[0].qr_s > 0.0 && report.devices[1].qr_s == 0.0);
+}

@@ -516,7 +516,7 @@ impl Dispatcher {
         self.store.finish(task, outputs);
         let now = self.clock.now();
         self.log
-            .sample_memory(now, self.store.in_use(), self.governor.pool_usage());
+            .sample_memory(now, self.store.in_use(), self.governor.pool_usages());
         self.release_fetched(task);
         if task.lane == Lane::Compute {
             self.compute_left.remove(&(task.step, node.index()));

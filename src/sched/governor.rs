@@ -106,18 +106,9 @@ impl Governor {
         }
     }
 
-    /// The pools of all devices now, added up.
-    pub(super) fn pool_usage(&self) -> crate::device::PoolUsage {
-        let mut total = crate::device::PoolUsage::default();
-        for usage in self.pools.iter().map(|p| p.usage()) {
-            total.capacity += usage.capacity;
-            total.reserved += usage.reserved;
-            total.allocated += usage.allocated;
-            total.cached += usage.cached;
-            total.largest_cached = total.largest_cached.max(usage.largest_cached);
-            total.releasable += usage.releasable;
-        }
-        total
+    /// The pool of each device now, by device index.
+    pub(super) fn pool_usages(&self) -> Vec<crate::device::PoolUsage> {
+        self.pools.iter().map(|p| p.usage()).collect()
     }
 
     /// The pool of the device `task` runs on.

@@ -38,14 +38,14 @@ pub struct TaskEvent {
 }
 
 /// Bytes held on each tier at one moment.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 pub struct MemorySample {
     /// Seconds from the start of the run.
     pub at: f64,
     /// Bytes per tier then.
     pub held: TierBytes,
-    /// The device's pool then.
-    pub pool: PoolUsage,
+    /// Each device's pool then, by device index.
+    pub pools: Vec<PoolUsage>,
 }
 
 /// The finished tasks of one run, in completion order.
@@ -104,9 +104,9 @@ impl RunLog {
     }
 
     /// Records what each tier and the device's pool hold at `at`.
-    pub fn sample_memory(&mut self, at: Instant, held: TierBytes, pool: PoolUsage) {
+    pub fn sample_memory(&mut self, at: Instant, held: TierBytes, pools: Vec<PoolUsage>) {
         let at = self.seconds_at(at);
-        self.memory.push(MemorySample { at, held, pool });
+        self.memory.push(MemorySample { at, held, pools });
     }
 
     /// Records that `task` ran from `start` to `end`.

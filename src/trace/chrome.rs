@@ -154,10 +154,13 @@ fn memory_counters(log: &RunLog) -> Vec<Value> {
                        "args": {"device bytes": s.held.device}}),
                 json!({"ph": "C", "name": "memory", "ts": ts, "pid": HOST, "tid": 0,
                        "args": {"host bytes": s.held.host, "disk bytes": s.held.disk}}),
-                json!({"ph": "C", "name": "device pool", "ts": ts, "pid": DEVICE, "tid": 0,
-                       "args": {"reserved bytes": s.pool.reserved,
-                                "allocated bytes": s.pool.allocated}}),
             ]
+            .into_iter()
+            .chain(s.pools.iter().enumerate().map(move |(device, pool)| {
+                json!({"ph": "C", "name": "device pool", "ts": ts, "pid": device_pid(device),
+                       "tid": 0, "args": {"reserved bytes": pool.reserved,
+                                          "allocated bytes": pool.allocated}})
+            }))
         })
         .collect()
 }

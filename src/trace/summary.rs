@@ -70,7 +70,7 @@ impl TraceSummary {
         for (pass, span) in &pass_s {
             let compute: Vec<(f64, f64)> = slices
                 .iter()
-                .filter(|s| &s.pass == pass && s.lane == "compute" && !s.stall)
+                .filter(|s| &s.pass == pass && is_compute(&s.lane) && !s.stall)
                 .map(|s| (s.start, s.end))
                 .collect();
             let mut names: Vec<&str> = slices.iter().map(|s| s.lane.as_str()).collect();
@@ -108,7 +108,7 @@ fn lane_summary(
     let tasks = || mine.iter().filter(|s| !s.stall);
     let bytes: u64 = tasks().map(|s| s.bytes).sum();
     let flops: f64 = tasks().map(|s| s.flops).sum();
-    let overlap = (lane != "compute").then(|| {
+    let overlap = (!is_compute(lane)).then(|| {
         let shared: f64 = tasks()
             .map(|s| {
                 compute
@@ -136,15 +136,62 @@ fn lane_summary(
     }
 }
 
-/// The complete events of a trace with their lane names (from its thread-name metadata).
-fn slices(events: &[Value]) -> std::result::Result<Vec<Slice>, String> {
-    let mut tracks: HashMap<(u64, u64), String> = HashMap::new();
-    for e in events.iter().filter(|e| e["name"] == "thread_name") {
+/// True for the name of a compute lane ("compute", or "device 1 compute" on several devices).
+fn is_compute(lane: &str) -> bool {
+    lane == "compute" || lane.ends_with(" compute")
+}
+
+/// The names of a trace's tracks or processes from its `kind` metadata, by id.
+fn names<K: std::hash::Hash + Eq>(
+    events: &[Value],
+    kind: &str,
+    id: impl Fn(&Value) -> std::result::Result<K, String>,
+) -> std::result::Result<HashMap<K, String>, String> {
+    let mut names = HashMap::new();
+    for e in events.iter().filter(|e| e["name"] == kind) {
         let name = e["args"]["name"]
             .as_str()
-            .ok_or("a thread_name without a name")?;
-        tracks.insert(ids(e)?, name.to_string());
+            .ok_or_else(|| format!("a {kind} without a name"))?;
+        names.insert(id(e)?, name.to_string());
     }
+    Ok(names)
+}
+
+/// The lane name of every track of a trace, from its thread-name metadata; on several
+/// devices, a device's lanes are named after it ("device 1 compute").
+pub(super) fn lane_names(
+    events: &[Value],
+) -> std::result::Result<HashMap<(u64, u64), String>, String> {
+    let tracks = names(events, "thread_name", ids)?;
+    let processes = names(events, "process_name", |e| Ok(ids(e)?.0))?;
+    let devices = processes
+        .values()
+        .filter(|p| p.starts_with("device "))
+        .count();
+    Ok(tracks
+        .into_iter()
+        .map(|((pid, tid), lane)| {
+            let name = match processes.get(&pid) {
+                Some(device) if devices > 1 && device.starts_with("device ") => {
+                    format!("{device} {lane}")
+                }
+                _ => lane,
+            };
+            ((pid, tid), name)
+        })
+        .collect())
+}
+
+/// The complete events of a trace with their lane names (see [`lane_names`]); the compute
+/// waits count as their device's compute lane.
+fn slices(events: &[Value]) -> std::result::Result<Vec<Slice>, String> {
+    let tracks = lane_names(events)?;
+    let compute = |pid: u64| {
+        tracks
+            .iter()
+            .find(|((p, _), name)| *p == pid && is_compute(name))
+            .map_or_else(|| "compute".to_string(), |(_, name)| name.clone())
+    };
     let mut slices = Vec::new();
     for e in events.iter().filter(|e| e["ph"] == "X") {
         let track = ids(e)?;
@@ -159,7 +206,7 @@ fn slices(events: &[Value]) -> std::result::Result<Vec<Slice>, String> {
         let stall = e["cat"] == "stall";
         slices.push(Slice {
             lane: if stall {
-                "compute".into()
+                compute(track.0)
             } else {
                 lane.clone()
             },
@@ -191,7 +238,7 @@ impl fmt::Display for TraceSummary {
             writeln!(f, "{pass}: {span:.3} s")?;
             writeln!(
                 f,
-                "  {:<11} {:>8} {:>8} {:>8} {:>10} {:>11} {:>8} {:>8}",
+                "  {:<20} {:>8} {:>8} {:>8} {:>10} {:>11} {:>8} {:>8}",
                 "lane", "busy s", "idle s", "stall s", "MB", "MB/s", "GFLOP/s", "overlap"
             )?;
             for l in self.lanes.iter().filter(|l| &l.pass == pass) {
@@ -200,7 +247,7 @@ impl fmt::Display for TraceSummary {
                     .map_or("—".to_string(), |o| format!("{:.0} %", 100.0 * o));
                 writeln!(
                     f,
-                    "  {:<11} {:>8.3} {:>8.3} {:>8.3} {:>10.1} {:>11.1} {:>8.1} {:>8}",
+                    "  {:<20} {:>8.3} {:>8.3} {:>8.3} {:>10.1} {:>11.1} {:>8.1} {:>8}",
                     l.lane,
                     l.busy_s,
                     l.idle_s,

@@ -8,7 +8,7 @@ use std::fmt::Write;
 /// Width of the drawing area for time, in pixels.
 const WIDTH: f64 = 1100.0;
 /// Left margin for lane names.
-const LEFT: f64 = 120.0;
+const LEFT: f64 = 150.0;
 /// Height of one lane.
 const ROW: f64 = 22.0;
 /// Height of the memory chart.
@@ -38,13 +38,8 @@ pub fn timeline_svg(trace: &Value) -> Result<String, String> {
     let events = trace["traceEvents"]
         .as_array()
         .ok_or("no traceEvents array")?;
-    let mut tracks: BTreeMap<(u64, u64), String> = BTreeMap::new();
-    for e in events.iter().filter(|e| e["name"] == "thread_name") {
-        let (Some(pid), Some(tid)) = (e["pid"].as_u64(), e["tid"].as_u64()) else {
-            return Err(format!("a thread_name without integer ids: {e}"));
-        };
-        tracks.insert((pid, tid), e["args"]["name"].as_str().unwrap_or("?").into());
-    }
+    let tracks: BTreeMap<(u64, u64), String> =
+        super::summary::lane_names(events)?.into_iter().collect();
     let end = events
         .iter()
         .filter_map(|e| Some(e["ts"].as_f64()? + e["dur"].as_f64().unwrap_or(0.0)))
