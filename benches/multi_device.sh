@@ -5,12 +5,12 @@
 # and parallel efficiency, then what each of the two devices did (QR and collective time,
 # idle time), then the efficiency on 4 and 8 devices predicted from those shares.
 #
-#   benches/multi_device.sh                   # n=24, chi=384, D=32, chi_out=256, REPS=3
+#   benches/multi_device.sh                   # n=24, chi=256, D=32, chi_out=256, REPS=3
 #   REPS=5 SITES=20 benches/multi_device.sh
 set -euo pipefail
 REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$REPO"
-REPS="${REPS:-3}" SITES="${SITES:-24}" BOND="${BOND:-384}" MPO="${MPO:-32}" CHI_OUT="${CHI_OUT:-256}"
+REPS="${REPS:-3}" SITES="${SITES:-24}" BOND="${BOND:-256}" MPO="${MPO:-32}" CHI_OUT="${CHI_OUT:-256}"
 WORK="${SRCFLOW_BENCH_DIR:-$REPO/target/bench/multi_device}"
 cargo build --release --quiet
 BIN="$REPO/target/release/srcflow"

@@ -3,8 +3,21 @@
 mod common;
 
 use common::*;
+use srcflow::engine::Report;
 use srcflow::engine::{MemorySink, MemorySource};
+use srcflow::sched::RunLog;
 use srcflow::trace::chrome_trace;
+use srcflow::{Engine, Stack};
+
+/// Runs `stack` with `engine`; returns the run's trace, report and log.
+fn traced_run(engine: &Engine, stack: &Stack) -> (serde_json::Value, Report, RunLog) {
+    let (graph, _) = engine.prepare(&stack.shape()).unwrap();
+    let sink = MemorySink::new(graph.output_kind(), graph.sites());
+    let (report, log) = engine
+        .run_graph_logged(&graph, &MemorySource::new(stack), &sink)
+        .unwrap();
+    (chrome_trace(&graph, &log), report, log)
+}
 
 #[test]
 fn trace_has_lanes_counters_and_flows_and_agrees_with_the_report() {
@@ -12,12 +25,7 @@ fn trace_has_lanes_counters_and_flows_and_agrees_with_the_report() {
     let scratch = tempfile::tempdir().unwrap();
     let (device, host) = budgets_for_every_tier(&stack, scratch.path(), None);
     let engine = engine(device, host, scratch.path(), None);
-    let (graph, _) = engine.prepare(&stack.shape()).unwrap();
-    let sink = MemorySink::new(graph.output_kind(), graph.sites());
-    let (report, log) = engine
-        .run_graph_logged(&graph, &MemorySource::new(&stack), &sink)
-        .unwrap();
-    let trace = chrome_trace(&graph, &log);
+    let (trace, report, log) = traced_run(&engine, &stack);
     let TraceParts {
         slices,
         counters,
@@ -61,13 +69,8 @@ fn each_device_is_a_process_with_its_own_lanes_and_pool() {
         threads: 2,
         ..options(None)
     };
-    let engine = srcflow::Engine::new(options).unwrap();
-    let (graph, _) = engine.prepare(&stack.shape()).unwrap();
-    let sink = MemorySink::new(graph.output_kind(), graph.sites());
-    let (report, log) = engine
-        .run_graph_logged(&graph, &MemorySource::new(&stack), &sink)
-        .unwrap();
-    let trace = chrome_trace(&graph, &log);
+    let engine = Engine::new(options).unwrap();
+    let (trace, report, _) = traced_run(&engine, &stack);
     let TraceParts { slices, .. } = check_trace(&trace);
     let events = trace["traceEvents"].as_array().unwrap();
     let process = |pid: u64| {
