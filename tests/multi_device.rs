@@ -194,3 +194,35 @@ fn a_failing_device_stops_the_run_with_its_error_and_leaves_nothing() {
     assert!(!out.exists(), "partial output left behind");
     assert_empty(&scratch);
 }
+
+#[test]
+fn bad_device_choices_are_refused_by_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let problem = common::problem_dir(dir.path());
+    let out = dir.path().join("out");
+    let run = |extra: &[&str]| {
+        let mut args = vec![
+            "run",
+            &problem,
+            "--chi-out",
+            "8",
+            "--out",
+            out.to_str().unwrap(),
+        ];
+        args.extend_from_slice(extra);
+        let output = srcflow(&args).output().unwrap();
+        assert!(!output.status.success(), "{extra:?} was accepted");
+        stderr(&output)
+    };
+    let err = run(&["--devices", "0"]);
+    assert!(
+        err.contains("--devices must be at least 1, found 0"),
+        "{err}"
+    );
+    let err = run(&["--devices", "2", "--inject-device-failure", "2"]);
+    assert!(
+        err.contains("names device 2") && err.contains("2 device(s)"),
+        "{err}"
+    );
+    assert!(!out.exists());
+}

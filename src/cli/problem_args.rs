@@ -61,7 +61,7 @@ impl ProblemArgs {
             dtype: self.dtype,
             devices: self.devices,
         };
-        let engine = Engine::new(options)?.with_tiering(self.tiering.resolve()?);
+        let engine = Engine::new(options)?.with_tiering(self.tiering.resolve()?)?;
         Ok((problem, engine))
     }
 }

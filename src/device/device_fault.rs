@@ -15,6 +15,11 @@ pub struct DeviceFault {
 }
 
 impl DeviceFault {
+    /// The device that fails.
+    pub fn device(&self) -> usize {
+        self.device
+    }
+
     /// The error `task` fails with, if it is the one chosen to fail.
     pub fn on_task(&self, task: &Task) -> Result<()> {
         if task.lane != Lane::Compute || task.device != self.device {

@@ -20,7 +20,7 @@ pub use tiering::Tiering;
 use crate::alloc;
 use crate::backend::{Backend, CpuBackend};
 use crate::device::{MemoryPool, PoolConfig, SimulatedPool};
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::graph::{share, GraphOptions, Op, SweepGraph};
 use crate::plan::{self, Drift, MemoryProfile, Plan, PlanRequest, Tier};
 use crate::sched::{self, Governor, PrefetchPolicy, Progress, RunLog, SchedOptions};
@@ -120,10 +120,21 @@ impl Engine {
         self.backends[0].as_ref()
     }
 
-    /// The same engine with out-of-core choices (budgets, prefetch, disk rate).
-    pub fn with_tiering(mut self, tiering: Tiering) -> Self {
+    /// The same engine with out-of-core choices (budgets, prefetch, disk rate, device faults);
+    /// an injected failure must name one of its devices.
+    pub fn with_tiering(mut self, tiering: Tiering) -> Result<Self> {
+        let devices = self.options.devices;
+        if let Some(fault) = &tiering.device.inject_failure {
+            if fault.device() >= devices {
+                return Err(Error::Invalid(format!(
+                    "--inject-device-failure names device {}, but the run has {devices} \
+                     device(s), numbered from 0",
+                    fault.device()
+                )));
+            }
+        }
         self.tiering = tiering;
-        self
+        Ok(self)
     }
 
     /// The same engine telling `progress` of every finished task.

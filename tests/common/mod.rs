@@ -68,10 +68,13 @@ pub fn engine_for(
         disk: PLENTY,
         scratch_dir: scratch.to_path_buf(),
     };
-    Engine::new(options).unwrap().with_tiering(Tiering {
-        budgets: Some(budgets),
-        ..tiering
-    })
+    Engine::new(options)
+        .unwrap()
+        .with_tiering(Tiering {
+            budgets: Some(budgets),
+            ..tiering
+        })
+        .unwrap()
 }
 
 /// The plan `engine` makes for `stack`.
