@@ -3,6 +3,7 @@
 mod calibrate;
 mod default_run;
 mod device_args;
+mod device_list;
 mod distance;
 mod gen;
 mod graph;

@@ -1,5 +1,6 @@
 //! The arguments `run`, `plan` and `graph` share: the problem, χ̄, the batch and the tiering.
 
+use super::device_list::DeviceList;
 use super::tiering::TieringArgs;
 use clap::Args;
 use srcflow::io::ProblemDir;
@@ -32,11 +33,12 @@ pub struct ProblemArgs {
     /// spill and I/O against complex128.
     #[arg(long)]
     dtype: Option<DType>,
-    /// Devices to share the sweep between: each owns a block of the sketch columns and of the
-    /// basis rows, with its own memory cap and lanes; on the CPU each is a worker group with
-    /// its share of --threads.
-    #[arg(long, default_value_t = 1, value_name = "N")]
-    devices: usize,
+    /// Devices to share the sweep between, a count (2) or a list of ids (0,2): each owns a
+    /// block of the sketch columns and of the basis rows, with its own memory cap and lanes.
+    /// On the CPU each is a worker group with its share of --threads, and a list only gives
+    /// the count.
+    #[arg(long, default_value = "1", value_name = "N|IDS")]
+    devices: DeviceList,
     /// Sketch columns per env/sketch task (default: the planner's choice).
     #[arg(long)]
     batch_cols: Option<usize>,
@@ -59,7 +61,7 @@ impl ProblemArgs {
             cutoff: self.cutoff,
             oversample: self.oversample,
             dtype: self.dtype,
-            devices: self.devices,
+            devices: self.devices.count(),
         };
         let engine = Engine::new(options)?.with_tiering(self.tiering.resolve()?)?;
         Ok((problem, engine))
