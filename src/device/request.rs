@@ -17,7 +17,7 @@ impl DeviceRequest {
     /// already been allocated by an earlier slice.
     pub fn of(graph: &SweepGraph, task: &Task, slot_open: bool) -> Self {
         match task.op {
-            Op::ReadSite { .. } if graph.devices > 1 => DeviceRequest::default(),
+            Op::ReadSite { .. } if graph.cores_tier() != Tier::Device => DeviceRequest::default(),
             Op::ReadSite { .. }
             | Op::LoadDraft
             | Op::UploadPart
