@@ -9,9 +9,14 @@ one run, on one problem:
   D. the same as B with `--disk-bandwidth` set so that writing the disk environments takes as
      long as the left-to-right compute of A (the slowest disk that can still hide behind both
      passes),
-  F. the same with the disk slowed further, so that reading the disk environments takes as long
-     as the right-to-left compute of A; the left-to-right pass is then bound by writes, and the
-     limit of perfect overlap is max(compute, writes) + max(compute, reads), pass by pass,
+  G. the same as B with only the disk's reads capped (`--disk-bandwidth read=RATE`), so that
+     reading the disk environments takes as long as the right-to-left compute of an
+     all-in-memory run made just before it (its twin: this machine's speed drifts by 10-20 %
+     over minutes): the issue's overlap case, against its limit max(compute-only, bytes read /
+     bandwidth) from that twin; the best of the pairs is shown, and every pair's ratio,
+  F. as G with writes capped at the same rate too; the left-to-right pass is then bound by
+     writes, and the limit of perfect overlap is max(compute, writes) + max(compute, reads),
+     pass by pass,
   E. src-method 0.5.0 given the same host budget and scratch directory (so it spills to disk).
 One more run like B is traced and drawn to benches/out_of_core_timeline.svg.
 Prints a markdown report: stall fractions, walls against the limit of perfect overlap, and
@@ -108,15 +113,30 @@ def main() -> None:
     disk_bytes = sum(b for b, t in zip(disk_plan["env_bytes"], disk_plan["tiers"]) if t == "Disk")
     rate = disk_bytes / a["left_to_right_s"]
     slow = disk_bytes / a["right_to_left_s"]
-    runs: dict[str, list[dict]] = {"B": [], "C": [], "D": [], "F": [], "E": []}
+    runs: dict[str, list[dict]] = {k: [] for k in "BCDGFE"}
+    pairs = []  # (G's all-in-memory twin, G's read rate, G)
     for _ in range(REPS):
         runs["B"].append(run(disk_args))
         runs["C"].append(run(disk_args, "--prefetch", "none"))
         runs["D"].append(run(disk_args, "--disk-bandwidth", f"{int(rate)}B/s"))
+        twin = run(["--scratch-dir", str(SCRATCH)])
+        memory.append(twin)
+        twin_rate = disk_bytes / twin["right_to_left_s"]
+        runs["G"].append(run(disk_args, "--disk-bandwidth", f"read={int(twin_rate)}B/s"))
+        pairs.append((twin, twin_rate, runs["G"][-1]))
         runs["F"].append(run(disk_args, "--disk-bandwidth", f"{int(slow)}B/s"))
         runs["E"].append(peer(host_budget))
+    a = best(memory, "wall_s")
     draw_timeline(disk_args)
     b, c, d, f = (best(runs[k], "wall_s") for k in "BCDF")
+
+    def pair_limit(pair: tuple[dict, float, dict]) -> float:
+        twin, twin_rate, g_run = pair
+        return max(twin["wall_s"], lane_bytes(g_run, "disk-read") / twin_rate)
+
+    ratios = [p[2]["wall_s"] / pair_limit(p) for p in pairs]
+    g_pair = pairs[ratios.index(min(ratios))]
+    g = g_pair[2]
     e = best(runs["E"], "seconds")
     per_pass = (max(a["left_to_right_s"], lane_bytes(f, "disk-write") / slow)
                 + max(a["right_to_left_s"], lane_bytes(f, "disk-read") / slow)
@@ -137,7 +157,10 @@ def main() -> None:
         ("C: disk, prefetch none", c, compute),
         (f"D: disk at {rate / 1e6:.0f} MB/s, default", d,
          max(compute, lane_bytes(d, "disk-read") / rate)),
-        (f"F: disk at {slow / 1e6:.0f} MB/s, default (per-pass limit)", f, per_pass),
+        (f"G: disk reads at {g_pair[1] / 1e6:.0f} MB/s, default (limit from its twin)", g,
+         pair_limit(g_pair)),
+        (f"F: disk reads and writes at {slow / 1e6:.0f} MB/s, default (per-pass limit)", f,
+         per_pass),
     ]:
         env = r["stalls_right_to_left"]["environments_s"]
         ratio = f"{r['wall_s'] / limit:.3f}" if limit else "—"
@@ -153,12 +176,14 @@ def main() -> None:
           f"{e_stall:.3f} | "
           f"{100 * e_stall / e_rl:.1f} % | — | — | — |")
     print()
+    print("G, every pair (wall / limit, the limit from the all-in-memory run just before it): "
+          + ", ".join(f"{r:.3f}" for r in ratios) + ".\n")
     print(f"Speed: srcflow (B) {e['seconds'] / b['wall_s']:.2f}x faster than src-method (E) "
           f"with the same host budget; src-method planned {e.get('planned_disk_bytes', 0) / 1e6:.0f}"
           f" MB on disk.\n")
     print("| run | planned host peak MB | measured peak RSS MB | measured / planned |")
     print("|---|---|---|---|")
-    for key in "BCDF":
+    for key in "BCDGF":
         for i, r in enumerate(runs[key]):
             rss = r["peak_rss_bytes"]
             print(f"| {key}{i + 1} | {disk_plan['process_peak'] / 1e6:.1f} | {rss / 1e6:.1f} | "

@@ -9,6 +9,7 @@ use srcflow::engine::Tiering;
 use srcflow::ops::distance;
 use srcflow::plan::{Bandwidth, Tier};
 use srcflow::sched::Prefetch;
+use srcflow::store::DiskRates;
 use srcflow::{Engine, Options, Train};
 
 fn assert_same(out: &Train, reference: &Train, what: &str) {
@@ -82,7 +83,7 @@ fn every_prefetch_policy_gives_the_same_result_on_a_slow_disk() {
     ] {
         let tiering = Tiering {
             prefetch: policy.parse::<Prefetch>().unwrap(),
-            disk_bandwidth: Some(Bandwidth(10e6)),
+            disk_rates: DiskRates::both(Bandwidth(10e6)),
             ..Tiering::default()
         };
         let engine = engine_with(device, host, scratch.path(), batch, tiering);
@@ -92,6 +93,37 @@ fn every_prefetch_policy_gives_the_same_result_on_a_slow_disk() {
     for out in &outputs[1..] {
         assert_eq!(out.cores(), outputs[0].cores(), "bitwise the same output");
     }
+}
+
+#[test]
+fn a_read_cap_paces_reads_and_leaves_writes_alone() {
+    let stack = problem();
+    let scratch = tempfile::tempdir().unwrap();
+    let (device, host) = budgets_for_every_tier(&stack, scratch.path(), None);
+    let cap = 4e6;
+    let tiering = Tiering {
+        disk_rates: "read=4MB/s".parse::<DiskRates>().unwrap(),
+        ..Tiering::default()
+    };
+    let engine = engine_with(device, host, scratch.path(), None, tiering);
+    let report = engine.run(&stack).unwrap().1;
+    let rate = |lane: &str| {
+        let uses = report.lanes.iter().filter(|u| u.lane == lane);
+        let (bytes, busy) = uses.fold((0, 0.0), |(b, t), u| (b + u.bytes, t + u.busy_s));
+        assert!(bytes > 0, "{lane} moved nothing");
+        bytes as f64 / busy
+    };
+    assert!(
+        rate("disk-read") <= cap * 1.02,
+        "reads at {}",
+        rate("disk-read")
+    );
+    assert!(
+        rate("disk-write") > 2.0 * cap,
+        "writes at {}",
+        rate("disk-write")
+    );
+    assert_empty(scratch.path());
 }
 
 #[test]

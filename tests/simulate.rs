@@ -10,6 +10,7 @@ use srcflow::graph::Lane;
 use srcflow::plan::Bandwidth;
 use srcflow::sched::Prefetch;
 use srcflow::sim::MachineModel;
+use srcflow::store::DiskRates;
 use srcflow::trace::chrome_trace;
 use std::collections::BTreeMap;
 
@@ -62,7 +63,7 @@ fn on_a_slow_disk_prefetching_beats_fetching_on_demand() {
     let wall = |prefetch| {
         let tiering = Tiering {
             prefetch,
-            disk_bandwidth: Some(Bandwidth(2e6)),
+            disk_rates: DiskRates::both(Bandwidth(2e6)),
             ..Tiering::default()
         };
         let engine = engine_with(device, host, scratch.path(), None, tiering);

@@ -123,6 +123,19 @@ fn run_task<T: Typed>(
             );
             kernels::env(&c_prev, &cores(rest), &omega, &mut meter)
         }
+        Op::Fold => {
+            let s_next = if site + 1 < n {
+                label(legs::proj_in(k), Arc::clone(&inputs[k]))
+            } else {
+                unit_proj()
+            };
+            kernels::fold_right(&cores(&inputs[..k]), &s_next, &mut meter)
+        }
+        Op::Sketch if task.reads_folded() => {
+            let c_prev = label(legs::env_in(k), Arc::clone(&inputs[0]));
+            let folded = label(legs::folded(k), Arc::clone(&inputs[1]));
+            kernels::sketch_folded(&c_prev, &folded, &mut meter)
+        }
         Op::Sketch => {
             let c_prev = label(legs::env_in(k), Arc::clone(&inputs[0]));
             let s_next = if site + 1 < n {
@@ -150,6 +163,11 @@ fn run_task<T: Typed>(
             };
             let rounded = kernels::round(carry, draft, graph.chi_out, graph.cutoff)?;
             return Ok(std::iter::once(rounded.core).chain(rounded.carry).collect());
+        }
+        Op::Project if task.reads_folded() => {
+            let eta_conj = label(legs::basis(), Arc::new(inputs[0].conj()));
+            let folded = label(legs::folded(k), Arc::clone(&inputs[1]));
+            kernels::project_folded(&eta_conj, &folded, &mut meter)
         }
         Op::Project => {
             let eta_conj = label(legs::basis(), Arc::new(inputs[0].conj()));

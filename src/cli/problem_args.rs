@@ -42,6 +42,11 @@ pub struct ProblemArgs {
     /// Sketch columns per env/sketch task (default: the planner's choice).
     #[arg(long)]
     batch_cols: Option<usize>,
+    /// Contract each site's cores in both its sketch and its projection, instead of once into
+    /// S for both (folding saves flops but holds a value phys times the size of S per site;
+    /// the planner drops it by itself when it does not fit).
+    #[arg(long)]
+    no_fold: bool,
     #[command(flatten)]
     tiering: TieringArgs,
 }
@@ -62,6 +67,7 @@ impl ProblemArgs {
             oversample: self.oversample,
             dtype: self.dtype,
             devices: self.devices.count(),
+            fold: !self.no_fold,
         };
         let engine = Engine::new(options)?.with_tiering(self.tiering.resolve()?)?;
         Ok((problem, engine))

@@ -3,9 +3,9 @@
 use super::device_args::DeviceArgs;
 use clap::Args;
 use srcflow::engine::Tiering;
-use srcflow::plan::{Bandwidth, BudgetArgs};
+use srcflow::plan::BudgetArgs;
 use srcflow::sched::Prefetch;
-use srcflow::store::DiskFault;
+use srcflow::store::{DiskFault, DiskRates};
 use srcflow::Result;
 
 /// Budgets, prefetch policy and disk options.
@@ -17,9 +17,10 @@ pub struct TieringArgs {
     /// ahead), or bandwidth[:W] (just in time from measured rates, W steps reserved).
     #[arg(long, value_name = "POLICY", default_value = "bandwidth")]
     prefetch: Prefetch,
-    /// Cap each disk lane (read, write) at this rate, e.g. 200MB/s, to mimic a slow filesystem.
-    #[arg(long, value_name = "RATE")]
-    disk_bandwidth: Option<Bandwidth>,
+    /// Cap the disk lanes to mimic a slow filesystem: RATE caps both reads and writes (e.g.
+    /// 200MB/s); read=RATE and/or write=RATE, comma-separated, cap one each.
+    #[arg(long, value_name = "RATES")]
+    disk_bandwidth: Option<DiskRates>,
     /// Make a scratch write fail, for testing cleanup: enospc or eio, optionally :N for the N-th.
     #[arg(long, value_name = "KIND[:N]")]
     inject_disk_error: Option<DiskFault>,
@@ -33,7 +34,7 @@ impl TieringArgs {
         Ok(Tiering {
             budgets: Some(self.budgets.resolve()?),
             prefetch: self.prefetch,
-            disk_bandwidth: self.disk_bandwidth,
+            disk_rates: self.disk_bandwidth.unwrap_or_default(),
             disk_fault: self.inject_disk_error,
             device: self.device.resolve()?,
         })

@@ -22,10 +22,10 @@ use crate::backend::{Backend, CpuBackend};
 use crate::device::{MemoryPool, PoolConfig, SimulatedPool};
 use crate::error::{Error, Result};
 use crate::graph::{share, GraphOptions, Op, SweepGraph};
-use crate::plan::{self, Drift, MemoryProfile, Plan, PlanRequest, Tier};
+use crate::plan::{self, Drift, MemoryProfile, Plan, PlanRequest, Tier, PROCESS_BASELINE};
 use crate::sched::{self, Governor, PrefetchPolicy, Progress, RunLog, SchedOptions};
 use crate::sim::{MachineModel, ModelExecutor};
-use crate::store::{DiskTier, Throttle};
+use crate::store::DiskTier;
 use crate::tensor::DType;
 use crate::train::{Stack, StackShape, Train};
 use executor::TaskRouter;
@@ -52,6 +52,9 @@ pub struct Options {
     /// Devices to share the sweep between; on the CPU backend each is a worker group with its
     /// share of the threads, its own lanes and its own memory cap.
     pub devices: usize,
+    /// Fold each site's cores into S once for its sketch and projection where that saves
+    /// flops (one device; the planner drops it when it does not fit).
+    pub fold: bool,
 }
 
 impl Options {
@@ -66,6 +69,7 @@ impl Options {
             oversample: 1.0,
             dtype: None,
             devices: 1,
+            fold: true,
         }
     }
 
@@ -78,6 +82,7 @@ impl Options {
             oversample: self.oversample,
             dtype: self.dtype,
             devices: self.devices,
+            fold: self.fold,
         }
     }
 }
@@ -229,6 +234,7 @@ impl Engine {
             prefetch: graph
                 .planned_fetch_window
                 .map_or(prefetch, |w| prefetch.within(w)),
+            disk_rates: self.tiering.disk_rates,
             progress: self.progress.clone(),
             ..SchedOptions::default()
         }
@@ -303,10 +309,7 @@ impl Engine {
     /// by the tiering's disk bandwidth). Returns the report and log of the modelled run.
     pub fn simulate(&self, graph: &SweepGraph, machine: &MachineModel) -> Result<(Report, RunLog)> {
         machine.validate()?;
-        let machine = match self.tiering.disk_bandwidth {
-            Some(rate) => machine.clone().with_disk_cap(rate.0),
-            None => machine.clone(),
-        };
+        let machine = machine.clone().with_disk_caps(self.tiering.disk_rates);
         let (sched, governor, _) = self.schedule(graph)?;
         let log = sched::simulate(graph, &ModelExecutor::new(graph), sched, governor, &machine)?;
         let wall = log.events.iter().map(|e| e.end).fold(0.0, f64::max);
@@ -334,11 +337,14 @@ impl Engine {
             .budgets
             .as_ref()
             .map(|_| MemoryProfile::of(graph, drift));
-        let cap = profile
-            .as_ref()
-            .map(|p| p.process_peak(self.backend().shares_host_memory()));
+        let shared = self.backend().shares_host_memory();
+        let cap = profile.as_ref().map(|p| p.process_peak(shared));
+        let allowed = match &self.tiering.budgets {
+            Some(budgets) if shared => budgets.host.saturating_sub(PROCESS_BASELINE),
+            _ => 0,
+        };
         let sched = SchedOptions {
-            spare_memory_by_step: profile.map(|p| p.spare_by_step()),
+            spare_memory_by_step: profile.map(|p| p.spare_by_step(allowed)),
             ..options
         };
         Ok((sched, governor, cap))
@@ -370,8 +376,7 @@ impl Engine {
             .budgets
             .as_ref()
             .map_or_else(std::env::temp_dir, |b| b.scratch_dir.clone());
-        let throttle = Throttle::new(self.tiering.disk_bandwidth);
         let fault = self.tiering.disk_fault.as_ref();
-        DiskTier::create(&parent, throttle, fault).map(Some)
+        DiskTier::create(&parent, self.tiering.disk_rates, fault).map(Some)
     }
 }

@@ -87,7 +87,7 @@ impl Report {
         let r2l = log.span(|e| {
             matches!(
                 e.op,
-                Op::Sketch | Op::Qr | Op::Project | Op::First | Op::Exact
+                Op::Fold | Op::Sketch | Op::Qr | Op::Project | Op::First | Op::Exact
             )
         });
         let flops = graph.total_flops();

@@ -2,9 +2,9 @@
 //! device's faults and the governor's budget.
 
 use crate::device::DeviceOptions;
-use crate::plan::{Bandwidth, Budgets};
+use crate::plan::Budgets;
 use crate::sched::Prefetch;
-use crate::store::DiskFault;
+use crate::store::{DiskFault, DiskRates};
 
 /// Out-of-core choices of a run. The default plans nothing: every environment stays on the
 /// device, as for problems that fit.
@@ -14,8 +14,8 @@ pub struct Tiering {
     pub budgets: Option<Budgets>,
     /// When fetches of spilled environments start.
     pub prefetch: Prefetch,
-    /// Caps each disk lane at this rate (experiments with a slow filesystem).
-    pub disk_bandwidth: Option<Bandwidth>,
+    /// Caps of the disk reader and writer lanes (experiments with a slow filesystem).
+    pub disk_rates: DiskRates,
     /// Makes a scratch write fail (tests of cleanup).
     pub disk_fault: Option<DiskFault>,
     /// The device's injected faults and capacity changes, and the recovery budget.

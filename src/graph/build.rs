@@ -30,6 +30,9 @@ pub struct GraphOptions {
     pub dtype: Option<DType>,
     /// Devices to share the sweep between (at least 1).
     pub devices: usize,
+    /// Fold each site's cores into S once for its sketch and projection where that saves flops
+    /// (one device only); costs a value `phys` times the size of S per site.
+    pub fold: bool,
 }
 
 impl GraphOptions {
@@ -42,6 +45,7 @@ impl GraphOptions {
             oversample: 1.0,
             dtype: None,
             devices: 1,
+            fold: true,
         }
     }
 
@@ -128,6 +132,8 @@ impl SweepGraph {
                 options.devices
             },
             planned_fetch_window: None,
+            fold: options.fold,
+            unfolded: Default::default(),
         };
         let mut builder = Builder {
             batches: (0..graph.active_devices())
@@ -168,13 +174,7 @@ impl SweepGraph {
     /// project task over `width` output rows (`None` for other operations, which have no
     /// batch).
     pub fn batch_cost(&self, op: Op, site: usize, width: usize) -> Option<Meter> {
-        let builder = Builder {
-            shape: self,
-            batches: Vec::new(),
-            width: self.sketch,
-            device: 0,
-            tasks: Vec::new(),
-        };
+        let builder = Builder::dry(self);
         let cost = match op {
             Op::Env => builder.env_cost(site, width),
             Op::Sketch => builder.sketch_cost(site, width),
@@ -182,6 +182,25 @@ impl SweepGraph {
             _ => return None,
         };
         Some(cost.in_dtype(self.dtype))
+    }
+
+    /// True when the right-to-left pass folds the cores of `site` into S once (an
+    /// [`Op::Fold`] task) for its sketch and its projection: when the graph allows it, on one
+    /// device, at an inner site (1..n), where that does fewer flops than contracting the
+    /// cores in both kernels.
+    pub fn folds(&self, site: usize) -> bool {
+        let inner = site > 0 && site < self.sites() && self.sites() > 2;
+        if !self.fold || self.devices > 1 || !inner || self.unfolded.contains(&site) {
+            return false;
+        }
+        let builder = Builder::dry(self);
+        let rows = builder.basis(site).value[0];
+        let unfolded = builder.unfolded_sketch_cost(site, self.sketch).flops
+            + builder.unfolded_project_cost(site, rows).flops;
+        let folded = builder.fold_cost(site).flops
+            + builder.folded_sketch_cost(site, self.sketch).flops
+            + builder.folded_project_cost(site, rows).flops;
+        folded < unfolded
     }
 }
 
@@ -232,7 +251,18 @@ struct Builder<'a> {
     tasks: Vec<Task>,
 }
 
-impl Builder<'_> {
+impl<'a> Builder<'a> {
+    /// A builder for dry-run costs of `shape`'s tasks, pushing none.
+    fn dry(shape: &'a SweepGraph) -> Self {
+        Builder {
+            shape,
+            batches: Vec::new(),
+            width: shape.sketch,
+            device: 0,
+            tasks: Vec::new(),
+        }
+    }
+
     fn layers(&self) -> usize {
         self.shape.stack.layers.len()
     }
@@ -290,6 +320,29 @@ impl Builder<'_> {
         } else {
             vec![]
         }
+    }
+
+    /// What the sketch and the projection of `site` read besides the environment or the
+    /// basis: the folded site, or the cores and S of the site to the right.
+    fn site_ids(&self, site: usize) -> Vec<DataId> {
+        if self.shape.folds(site) {
+            return vec![DataId::Folded { site }];
+        }
+        let mut ids = self.core_ids(site, Pass::RightToLeft);
+        ids.extend(self.proj_ids(site + 1));
+        ids
+    }
+
+    /// The fold task of `site`, where it folds: its cores into the S to its right.
+    fn fold(&mut self, site: usize, step: usize) {
+        if !self.shape.folds(site) {
+            return;
+        }
+        let mut inputs = self.core_ids(site, Pass::RightToLeft);
+        inputs.extend(self.proj_ids(site + 1));
+        let io = (inputs, vec![DataId::Folded { site }]);
+        let cost = self.fold_cost(site);
+        self.push(Op::Fold, site, None, io, cost, step);
     }
 
     /// Environment entering `site` for `cols` columns: `[cols, left bonds of site]`.
@@ -353,6 +406,25 @@ impl Builder<'_> {
 
     /// Dry-run cost of the sketch task of `site` over `width` sketch columns.
     fn sketch_cost(&self, site: usize, width: usize) -> Meter {
+        if self.shape.folds(site) {
+            self.folded_sketch_cost(site, width)
+        } else {
+            self.unfolded_sketch_cost(site, width)
+        }
+    }
+
+    /// Dry-run cost of the project task of `site` over `rows` rows of its basis (output bond
+    /// columns of S).
+    fn project_cost(&self, site: usize, rows: usize) -> Meter {
+        if self.shape.folds(site) {
+            self.folded_project_cost(site, rows)
+        } else {
+            self.unfolded_project_cost(site, rows)
+        }
+    }
+
+    /// Dry-run cost of a sketch that contracts the cores itself.
+    fn unfolded_sketch_cost(&self, site: usize, width: usize) -> Meter {
         let mut cost = Meter::default();
         kernels::sketch(
             &self.env_in(site, width),
@@ -363,14 +435,58 @@ impl Builder<'_> {
         cost
     }
 
-    /// Dry-run cost of the project task of `site` over `rows` rows of its basis (output bond
-    /// columns of S).
-    fn project_cost(&self, site: usize, rows: usize) -> Meter {
-        let mut basis = self.basis(site);
-        basis.value[0] = rows;
+    /// Dry-run cost of a projection that contracts the cores itself.
+    fn unfolded_project_cost(&self, site: usize, rows: usize) -> Meter {
         let mut cost = Meter::default();
+        let basis = self.basis_rows(site, rows);
         kernels::project(&basis, &self.cores(site), &self.proj_in(site), &mut cost);
         cost
+    }
+
+    /// Dry-run cost of folding the cores of `site` into S.
+    fn fold_cost(&self, site: usize) -> Meter {
+        let mut cost = Meter::default();
+        kernels::fold_right(&self.cores(site), &self.proj_in(site), &mut cost);
+        cost
+    }
+
+    /// Dry-run cost of a sketch from the folded site.
+    fn folded_sketch_cost(&self, site: usize, width: usize) -> Meter {
+        let mut cost = Meter::default();
+        kernels::sketch_folded(&self.env_in(site, width), &self.folded(site), &mut cost);
+        cost
+    }
+
+    /// Dry-run cost of a projection from the folded site.
+    fn folded_project_cost(&self, site: usize, rows: usize) -> Meter {
+        let mut cost = Meter::default();
+        let basis = self.basis_rows(site, rows);
+        kernels::project_folded(&basis, &self.folded(site), &mut cost);
+        cost
+    }
+
+    /// The basis of `site` cut to `rows` rows.
+    fn basis_rows(&self, site: usize, rows: usize) -> Labeled<Shape> {
+        let mut basis = self.basis(site);
+        basis.value[0] = rows;
+        basis
+    }
+
+    /// The folded site W: `[left bonds of site, Up, Down, output bond right of site]`.
+    fn folded(&self, site: usize) -> Labeled<Shape> {
+        let (up, down) = self.stack().output_phys(site);
+        let out = self.shape.out_bonds.get(site).copied().unwrap_or(1);
+        let value = self
+            .stack()
+            .site(site)
+            .iter()
+            .map(|s| s[0])
+            .chain([up, down, out])
+            .collect();
+        Labeled {
+            legs: legs::folded(self.layers()),
+            value,
+        }
     }
 
     fn push(
@@ -593,6 +709,7 @@ impl Builder<'_> {
         for site in (1..n).rev() {
             let step = 2 * n - 2 - site;
             self.read_sites(site, Pass::RightToLeft, step);
+            self.fold(site, step);
             for (device, cols) in self.batches.clone() {
                 self.device = device;
                 let cost = self.sketch_cost(site, cols.len());
@@ -600,8 +717,7 @@ impl Builder<'_> {
                     site: site - 1,
                     cols,
                 }];
-                inputs.extend(self.core_ids(site, Pass::RightToLeft));
-                inputs.extend(self.proj_ids(site + 1));
+                inputs.extend(self.site_ids(site));
                 self.push(
                     Op::Sketch,
                     site,
@@ -662,8 +778,7 @@ impl Builder<'_> {
                 replica
             };
             let mut inputs = vec![basis];
-            inputs.extend(self.core_ids(site, Pass::RightToLeft));
-            inputs.extend(self.proj_ids(site + 1));
+            inputs.extend(self.site_ids(site));
             let output = if self.sharing() {
                 DataId::Part {
                     of: Shared::Proj { site },

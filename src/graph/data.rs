@@ -89,6 +89,12 @@ pub enum DataId {
         /// Site.
         site: usize,
     },
+    /// The cores of `site` folded into S_{site+1}, `[Left.., Up, Down, OutRight]`: what the
+    /// sketch and the projection of a folding site share.
+    Folded {
+        /// Site.
+        site: usize,
+    },
     /// Receipt for an oversampled output core η_site handed to the sink (it holds no data).
     Stored {
         /// Site.
@@ -224,6 +230,7 @@ impl fmt::Display for DataId {
             DataId::Sketch { site, cols } => write!(f, "Y{site}[{cols}]"),
             DataId::Basis { site } => write!(f, "η{site}"),
             DataId::Proj { site } => write!(f, "S{site}"),
+            DataId::Folded { site } => write!(f, "W{site}"),
             DataId::Stored { site } => write!(f, "stored{site}"),
             DataId::Draft { site } => write!(f, "draft{site}"),
             DataId::Carry { site } => write!(f, "carry{site}"),

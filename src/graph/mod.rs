@@ -8,6 +8,7 @@ mod placement;
 mod sizes;
 mod split;
 mod task;
+mod unfold;
 
 pub use build::GraphOptions;
 pub use data::{Cols, DataId, Pass, Shared, Stage};
@@ -48,6 +49,13 @@ pub struct SweepGraph {
     /// narrowed the policy's to fit the budgets; the scheduler fetches ahead no further.
     #[serde(default)]
     pub planned_fetch_window: Option<usize>,
+    /// Whether the right-to-left pass may fold a site's cores into S once, for both its sketch
+    /// and its projection, where that saves flops ([`SweepGraph::folds`]).
+    #[serde(default)]
+    pub fold: bool,
+    /// Sites whose fold the memory governor undid ([`SweepGraph::unfold`]).
+    #[serde(default)]
+    pub unfolded: std::collections::BTreeSet<usize>,
 }
 
 /// The device count of graphs saved before devices were counted.

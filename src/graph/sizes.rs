@@ -27,6 +27,10 @@ impl SweepGraph {
             DataId::Stored { .. } => 0,
             DataId::Replica { of, device } => return self.shared_bytes(of, device, false),
             DataId::Part { of, device } => return self.shared_bytes(of, device, true),
+            DataId::Folded { site } => {
+                let bonds: usize = self.stack.site(site).iter().map(|s| s[0]).product();
+                bonds * self.phys(site) * self.out_bond_right(site)
+            }
             DataId::Proj { site } => {
                 let bonds: usize = self.stack.site(site).iter().map(|s| s[0]).product();
                 bonds * self.out_bond_left(site)

@@ -17,11 +17,13 @@ pub enum Op {
     },
     /// Build C_site from C_{site-1} (left-to-right pass).
     Env,
-    /// Sketch Y_site from C_{site-1} and S_{site+1}.
+    /// Fold the cores of a site into S_{site+1} (W_site), for its sketch and projection.
+    Fold,
+    /// Sketch Y_site from C_{site-1} and S_{site+1} (or W_site).
     Sketch,
     /// Orthonormal basis η_site of the gathered Y_site.
     Qr,
-    /// Project onto η_site: S_site from S_{site+1}.
+    /// Project onto η_site: S_site from S_{site+1} (or W_site).
     Project,
     /// The first output core η_0, absorbing the rest of the product.
     First,
@@ -74,6 +76,7 @@ impl Op {
         match self {
             Op::ReadSite { .. } => "read",
             Op::Env => "env",
+            Op::Fold => "fold",
             Op::Sketch => "sketch",
             Op::Qr => "qr",
             Op::Project => "project",
@@ -243,6 +246,13 @@ impl Task {
             device,
             lane: self.lane,
         }
+    }
+
+    /// True when it reads a folded site W (a sketch or projection from [`Op::Fold`]'s output).
+    pub fn reads_folded(&self) -> bool {
+        self.inputs
+            .iter()
+            .any(|id| matches!(id, DataId::Folded { .. }))
     }
 
     /// True when a half-batch node of this task reads only its rows of input `id` (the

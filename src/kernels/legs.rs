@@ -44,6 +44,14 @@ pub fn proj_out(k: usize) -> Vec<Leg> {
         .collect()
 }
 
+/// Legs of a site folded into S from the right, W: `[Left(0..k), Up, Down, OutRight]`.
+pub fn folded(k: usize) -> Vec<Leg> {
+    (0..k)
+        .map(Leg::Left)
+        .chain([Leg::Up, Leg::Down, Leg::OutRight])
+        .collect()
+}
+
 /// Legs of a sketch block Y: `[Col, Up, Down, OutRight]`.
 pub fn sketch() -> Vec<Leg> {
     vec![Leg::Col, Leg::Up, Leg::Down, Leg::OutRight]

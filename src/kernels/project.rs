@@ -15,3 +15,19 @@ pub fn project<O: Operand>(eta_conj: &O, cores: &[O], s_next: &O, meter: &mut Me
     let z = fold(&z, &top_first, meter);
     z.arrange(&legs::proj_out(cores.len()), meter)
 }
+
+/// `S_j[Left.., OutLeft] = Σ conj(η_j)[OutLeft, Up, Down, OutRight] · W_j[Left.., Up, Down,
+/// OutRight]`, from the folded site ([`super::fold_right`]).
+pub fn project_folded<O: Operand>(eta_conj: &O, folded: &O, meter: &mut Meter) -> O {
+    let s = folded.contract(eta_conj, &[], meter);
+    s.arrange(&legs::proj_out(num_left(folded)), meter)
+}
+
+/// Number of `Left` legs of an operand (the layers of the stack).
+fn num_left<O: Operand>(operand: &O) -> usize {
+    operand
+        .legs()
+        .iter()
+        .filter(|leg| matches!(leg, crate::tensor::Leg::Left(_)))
+        .count()
+}

@@ -9,3 +9,10 @@ pub fn sketch<O: Operand>(c_prev: &O, cores: &[O], s_next: &O, meter: &mut Meter
     let y = x.contract(s_next, &[], meter);
     y.arrange(&legs::sketch(), meter)
 }
+
+/// `Y_j[Col, Up, Down, OutRight] = Σ C_{j-1}[Col, Left..] · W_j[Left.., Up, Down, OutRight]`,
+/// from the folded site ([`super::fold_right`]).
+pub fn sketch_folded<O: Operand>(c_prev: &O, folded: &O, meter: &mut Meter) -> O {
+    let y = c_prev.contract(folded, &[], meter);
+    y.arrange(&legs::sketch(), meter)
+}

@@ -4,8 +4,11 @@
 //! Compute tasks run one after another in step order; every value lives from its producer to
 //! its last consumer. I/O moves values early or late within the scheduler's limits: input
 //! cores are read up to `read_ahead_steps` early, fetched environments arrive up to
-//! `fetch_ahead_steps` early (every batch of those steps), and spills finish within `spill_lag_steps`. While a task runs it
-//! holds its inputs plus its own peak (intermediates and output).
+//! `fetch_ahead_steps` early (every batch of those steps), and spills finish within
+//! `spill_lag_steps`. While a task runs it holds its inputs plus its own peak (intermediates
+//! and output). A fetched slice is counted on the host until its upload and on the device
+//! from it, anywhere in its window; device and host together count it once, but for the one
+//! slice being uploaded.
 
 use super::Tier;
 use crate::graph::{DataId, Lane, Shared, SweepGraph};
@@ -82,14 +85,17 @@ impl MemoryProfile {
         values + PROCESS_BASELINE
     }
 
-    /// Memory the modelled run leaves unused below its own peaks, per step.
-    pub fn spare_by_step(&self) -> BTreeMap<usize, Spare> {
+    /// Memory the modelled run leaves unused per step: device and host together below
+    /// `memory_allowed` (the budget, or the modelled peak where that is higher), the device
+    /// alone below its modelled peak.
+    pub fn spare_by_step(&self, memory_allowed: u64) -> BTreeMap<usize, Spare> {
+        let memory_allowed = memory_allowed.max(self.combined.bytes);
         self.in_memory_by_step
             .iter()
             .map(|(&step, &bytes)| {
                 let device = self.device_by_step.get(&step).copied().unwrap_or(0);
                 let spare = Spare {
-                    memory: self.combined.bytes - bytes,
+                    memory: memory_allowed - bytes,
                     device: self.device.bytes - device,
                 };
                 (step, spare)
@@ -187,6 +193,18 @@ impl MemoryProfile {
                 lane[death.max(birth) + 1] -= bytes;
             }
         }
+        let uploads = graph
+            .graph
+            .node_indices()
+            .filter(|&n| mine(&graph.graph[n]) && is_upload(&graph.graph[n]));
+        let mut both_copies = vec![Vec::new(); k + 1];
+        for node in uploads {
+            let bytes = graph.graph[node].moved_bytes;
+            let (from, to) = (when(node, true), when(node, false));
+            for copies in &mut both_copies[from.min(to)..=to.max(from)] {
+                copies.push(bytes);
+            }
+        }
         for lane in held.iter_mut() {
             for i in 1..=k {
                 lane[i] += lane[i - 1];
@@ -205,9 +223,10 @@ impl MemoryProfile {
             };
             raise(&mut profile.device, at(device));
             raise(&mut profile.host, at(host));
-            raise(&mut profile.combined, at(device + host));
+            let combined = device + host - counted_twice(&both_copies[pos]);
+            raise(&mut profile.combined, at(combined));
             let step = profile.in_memory_by_step.entry(task.step).or_default();
-            *step = (*step).max(device + host);
+            *step = (*step).max(combined);
             let step = profile.device_by_step.entry(task.step).or_default();
             *step = (*step).max(device);
             raise(&mut profile.disk, at(held[2][pos] as u64));
@@ -231,6 +250,18 @@ fn moves_core(task: &crate::graph::Task) -> bool {
             }
         )
     })
+}
+
+/// True for a fetch that uploads an environment slice from host memory to its device.
+fn is_upload(task: &crate::graph::Task) -> bool {
+    task.lane == Lane::Upload && matches!(task.op, crate::graph::Op::Fetch { .. })
+}
+
+/// Bytes the host and device tiers both count at one moment for slices whose upload may
+/// happen then: each slice has a host copy until its upload and a device copy from it, so
+/// only the one slice the upload lane moves at a time has both.
+fn counted_twice(slices: &[u64]) -> u64 {
+    slices.iter().sum::<u64>() - slices.iter().copied().max().unwrap_or(0)
 }
 
 /// Keeps the larger of two peaks.

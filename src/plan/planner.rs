@@ -50,8 +50,10 @@ impl Plan {
     }
 }
 
-/// Plans a run: the largest batch (halving from all of a device's columns) for which some placement fits the
-/// budgets, newest environments on the fastest tier. Returns the plan and its placed graph.
+/// Plans a run: the largest batch (halving from all of a device's columns) for which some
+/// placement fits the budgets, newest environments on the fastest tier, with the sites folded
+/// when the options allow it and that moves no environment down a tier. Returns the plan and
+/// its placed graph.
 ///
 /// Halving stops once it no longer pays: when a batch half as wide still needs at least 90 % of
 /// what the wider one needed, what does not fit is not the batch (a 2000-column sketch on 50
@@ -67,10 +69,12 @@ pub fn plan(request: &PlanRequest) -> Result<(Plan, SweepGraph)> {
     for batch in candidates {
         let options = GraphOptions {
             batch_cols: Some(batch),
+            fold: false,
             ..request.graph
         };
         let graph = SweepGraph::build(request.stack, &options)?;
         match place(request, &graph, batch) {
+            Ok(found) if request.graph.fold => return Ok(folded_if_free(request, options, found)),
             Ok(found) => return Ok(found),
             Err(Failure::Other(e)) => return Err(e),
             Err(Failure::Refused(refused)) => {
@@ -85,6 +89,26 @@ pub fn plan(request: &PlanRequest) -> Result<(Plan, SweepGraph)> {
         }
     }
     Err(refusal.expect("at least one batch size is tried").error)
+}
+
+/// The plan with the sites folded ([`SweepGraph::folds`]) when that placement keeps every
+/// environment on the tier `unfolded` put it on; else `unfolded`.
+fn folded_if_free(
+    request: &PlanRequest,
+    options: GraphOptions,
+    unfolded: (Plan, SweepGraph),
+) -> (Plan, SweepGraph) {
+    let options = GraphOptions {
+        fold: true,
+        ..options
+    };
+    let Ok(graph) = SweepGraph::build(request.stack, &options) else {
+        return unfolded;
+    };
+    match place(request, &graph, unfolded.0.batch_cols) {
+        Ok(folded) if folded.0.tiers == unfolded.0.tiers => folded,
+        _ => unfolded,
+    }
 }
 
 /// Why a placement failed: a budget it cannot fit, or another error.

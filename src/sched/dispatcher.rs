@@ -2,12 +2,13 @@
 //! the store of values, and the graph itself, which the memory governor may rewrite.
 
 use super::governor::{Admission, Governor, Recovery};
+use super::held_fetches::HeldFetches;
 use super::rates::Rates;
 use super::stall::{StallCause, StallClock};
 use super::{interrupted, Clock, FetchView, Job, Lanes, PrefetchPolicy, RunLog, SchedOptions};
 use crate::device::Block;
 use crate::error::{Error, Result};
-use crate::graph::{DataId, Lane, LaneId, Op, Stage, SweepGraph, Task};
+use crate::graph::{Lane, LaneId, Op, SweepGraph, Task};
 use crate::store::{Store, Value};
 use petgraph::stable_graph::NodeIndex;
 use petgraph::visit::{EdgeRef, NodeIndexable};
@@ -46,8 +47,8 @@ pub(super) struct Dispatcher {
     flops_left: BTreeMap<usize, f64>,
     /// Unfinished spill tasks, per step.
     spills_left: BTreeMap<usize, usize>,
-    /// Bytes fetched (or being fetched) and not yet consumed, per fetch lane.
-    fetched_held: HashMap<LaneId, u64>,
+    /// Slices fetched (or being fetched) and not yet consumed.
+    fetched: HeldFetches,
     /// When the running compute task of each busy device started.
     compute_since: HashMap<usize, Instant>,
     /// When a policy asked to look again at a fetch it deferred.
@@ -67,6 +68,7 @@ impl Dispatcher {
         clock: Arc<dyn Clock>,
     ) -> Self {
         let bound = graph.graph.node_bound();
+        let disk_rates = options.disk_rates;
         let mut d = Dispatcher {
             graph: graph.clone(),
             options,
@@ -81,11 +83,11 @@ impl Dispatcher {
             compute_left: BTreeSet::new(),
             flops_left: BTreeMap::new(),
             spills_left: BTreeMap::new(),
-            fetched_held: HashMap::new(),
+            fetched: HeldFetches::default(),
             compute_since: HashMap::new(),
             wake_at: None,
             store: Store::new(graph),
-            rates: Rates::default(),
+            rates: Rates::capped(disk_rates),
             stalls: StallClock::default(),
             log: RunLog::starting_at(clock.now()),
             clock,
@@ -266,7 +268,7 @@ impl Dispatcher {
         let task = self.graph.graph[node].clone();
         let lane = task.lane_id();
         if matches!(task.op, Op::Fetch { .. }) {
-            *self.fetched_held.entry(lane).or_default() += task.moved_bytes;
+            self.fetched.start(&task);
         }
         let inputs = self.store.inputs(&task);
         lanes.send(Job {
@@ -310,6 +312,10 @@ impl Dispatcher {
                     self.ready.get_mut(&lane).expect("seen").pop();
                     self.split(node);
                 }
+                Admission::Unfold => {
+                    self.ready.get_mut(&lane).expect("seen").pop();
+                    self.unfold(node);
+                }
             }
         }
     }
@@ -348,6 +354,45 @@ impl Dispatcher {
         }
         for id in &old.inputs {
             self.store.add_reader(*id);
+        }
+        let seconds = self.clock.now().saturating_duration_since(start);
+        self.governor.charge_rewrite(seconds.as_secs_f64());
+    }
+
+    /// Removes the fold `node` and brings every count up to date: its readers wait for the
+    /// producers of its inputs instead, with their unfolded flops, and those inputs have its
+    /// readers as readers in its stead.
+    fn unfold(&mut self, node: NodeIndex) {
+        let start = self.clock.now();
+        let fold = self.graph.graph[node].clone();
+        let before: f64 = self
+            .graph
+            .graph
+            .neighbors_directed(node, Direction::Outgoing)
+            .map(|reader| self.graph.graph[reader].flops)
+            .sum();
+        let readers = self
+            .graph
+            .unfold(node)
+            .expect("the governor unfolds only fold tasks");
+        self.rewrites += 1;
+        self.compute_left.remove(&(fold.step, node.index()));
+        let after: f64 = readers.iter().map(|&r| self.graph.graph[r].flops).sum();
+        *self.flops_left.entry(fold.step).or_default() += after - before - fold.flops;
+        for &reader in &readers {
+            let waiting = self
+                .graph
+                .graph
+                .neighbors_directed(reader, Direction::Incoming)
+                .filter(|source| !self.finished[source.index()])
+                .count();
+            self.waiting_on[reader.index()] = waiting;
+            if waiting == 0 {
+                self.make_ready(reader);
+            }
+        }
+        for &id in &fold.inputs {
+            self.store.pass_reads(id, 1, readers.len());
         }
         let seconds = self.clock.now().saturating_duration_since(start);
         self.governor.charge_rewrite(seconds.as_secs_f64());
@@ -413,8 +458,8 @@ impl Dispatcher {
 
     /// Room for a prefetch: within the policy's window of steps (which the planner counted), or
     /// within the memory the plan leaves free at every step before the window in which it
-    /// counts this slice, less what fetches already hold; an upload must also fit the device
-    /// memory the plan leaves free, less what uploads hold.
+    /// counts this slice, less what earlier fetches hold there beyond their own windows; an
+    /// upload must also fit the device memory the plan leaves free, less what uploads hold.
     fn room_for(&self, task: &Task, frontier: usize) -> bool {
         let ahead = self.options.prefetch.window_steps();
         if task.step <= frontier.saturating_add(ahead) {
@@ -427,17 +472,16 @@ impl Dispatcher {
         if modelled_from <= frontier {
             return false;
         }
-        let spare = || spare.range(frontier..modelled_from).map(|(_, s)| s);
-        let fits =
-            |free: Option<u64>, held: u64| free.is_some_and(|f| held + task.moved_bytes <= f);
-        let held: u64 = self.fetched_held.values().sum();
-        let upload = LaneId {
-            device: task.device,
-            lane: Lane::Upload,
-        };
-        let uploaded = self.fetched_held.get(&upload).copied().unwrap_or(0);
-        fits(spare().map(|s| s.memory).min(), held)
-            && (task.lane != Lane::Upload || fits(spare().map(|s| s.device).min(), uploaded))
+        let upload_to = (task.lane == Lane::Upload).then_some(task.device);
+        spare.range(frontier..modelled_from).all(|(&step, free)| {
+            let held = self.fetched.beyond_window(step, ahead, None);
+            let fits_memory = held + task.moved_bytes <= free.memory;
+            fits_memory
+                && upload_to.is_none_or(|device| {
+                    self.fetched.beyond_window(step, ahead, Some(device)) + task.moved_bytes
+                        <= free.device
+                })
+        })
     }
 
     /// Estimated seconds to bring `task`'s data to the device.
@@ -552,24 +596,11 @@ impl Dispatcher {
         }
     }
 
-    /// Forgets the bytes of fetched values `task` was the last to read.
+    /// Forgets the fetched values `task` was the last to read.
     fn release_fetched(&mut self, task: &Task) {
         for id in &task.inputs {
-            let DataId::Spilled { site, cols, stage } = *id else {
-                continue;
-            };
-            let lane = match stage {
-                Stage::Device => Lane::Upload,
-                Stage::HostReturn => Lane::DiskRead,
-                _ => continue,
-            };
-            let lane = LaneId {
-                device: if lane.per_device() { task.device } else { 0 },
-                lane,
-            };
             if !self.store.holds(id) {
-                let used = self.fetched_held.entry(lane).or_default();
-                *used = used.saturating_sub(self.graph.env_bytes(site, cols));
+                self.fetched.consumed(id);
             }
         }
     }

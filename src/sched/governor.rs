@@ -34,6 +34,8 @@ pub(super) enum Admission {
     Run,
     /// Rewrite it into two half-batch nodes first.
     Split,
+    /// Remove it (a fold), its readers contracting the cores themselves.
+    Unfold,
     /// Hold it until memory is freed.
     Wait,
 }
@@ -213,6 +215,11 @@ impl Governor {
                 if let Some(admission) = self.admit_compute(graph, node, width, &request, at) {
                     return admission;
                 }
+            }
+            if task.op == Op::Fold {
+                self.event(at, MemoryEventKind::Refused, task, request.total());
+                self.event(at, MemoryEventKind::Rewritten, task, request.total());
+                return Admission::Unfold;
             }
         }
         if self.refused.insert(node.index()) {

@@ -11,6 +11,7 @@
 mod clock;
 mod dispatcher;
 mod governor;
+mod held_fetches;
 mod interrupt;
 mod lanes;
 mod log;
@@ -35,7 +36,7 @@ use crate::device::Block;
 use crate::error::Result;
 use crate::graph::{SweepGraph, Task};
 use crate::plan::Spare;
-use crate::store::Value;
+use crate::store::{DiskRates, Value};
 use dispatcher::Dispatcher;
 use lanes::{Job, Lanes, ThreadLanes};
 use model_lanes::ModelLanes;
@@ -65,6 +66,8 @@ pub struct SchedOptions {
     pub spill_lag_steps: usize,
     /// When fetches of spilled environments start.
     pub prefetch: Prefetch,
+    /// The caps the disk lanes run under (a throttle), known before they are measured.
+    pub disk_rates: DiskRates,
     /// Memory the plan leaves unused at each sweep step (device and host together, and the
     /// device alone); a prefetch beyond the policy's window may use what stays free until its
     /// data is consumed (`None`: only the window).
@@ -80,6 +83,7 @@ impl Default for SchedOptions {
             upload_ahead_steps: 1,
             spill_lag_steps: 2,
             prefetch: Prefetch::default(),
+            disk_rates: DiskRates::default(),
             spare_memory_by_step: None,
             progress: None,
         }

@@ -1,15 +1,29 @@
 //! `Rates`: compute and lane speeds measured during the run, for the bandwidth-aware policy.
 
 use crate::graph::Lane;
+use crate::store::DiskRates;
 use std::collections::HashMap;
 
-/// Work done and time taken, per lane.
+/// Work done and time taken, per lane, and the caps some lanes are known to run under.
 #[derive(Debug, Default)]
 pub struct Rates {
     done: HashMap<Lane, (f64, f64)>,
+    caps: HashMap<Lane, f64>,
 }
 
 impl Rates {
+    /// No measurements yet; the disk lanes known to be capped at `disk` (a throttle).
+    pub fn capped(disk: DiskRates) -> Self {
+        let caps = [(Lane::DiskRead, disk.read), (Lane::DiskWrite, disk.write)]
+            .into_iter()
+            .filter_map(|(lane, cap)| Some((lane, cap?.0)))
+            .collect();
+        Rates {
+            done: HashMap::new(),
+            caps,
+        }
+    }
+
     /// Records that a task on `lane` did `amount` (flops or bytes) in `seconds`.
     pub fn record(&mut self, lane: Lane, amount: f64, seconds: f64) {
         if amount > 0.0 {
@@ -29,17 +43,25 @@ impl Rates {
 
     /// Estimated seconds to move `bytes` across every lane of `lanes` in turn. A lane not yet
     /// measured is estimated by its opposite direction (reads by writes, uploads by
-    /// downloads), which the left-to-right pass has measured by the time fetches begin.
+    /// downloads), which the left-to-right pass has measured by the time fetches begin, and
+    /// never as faster than its cap.
     pub fn seconds_to_move(&self, bytes: u64, lanes: &[Lane]) -> Option<f64> {
         lanes
             .iter()
-            .map(|&lane| {
-                let rate = self
-                    .per_second(lane)
-                    .or_else(|| self.per_second(opposite(lane)?))?;
-                Some(bytes as f64 / rate)
-            })
+            .map(|&lane| Some(bytes as f64 / self.estimate(lane)?))
             .sum()
+    }
+
+    /// The rate expected of `lane`: measured (or its opposite's), within its cap.
+    fn estimate(&self, lane: Lane) -> Option<f64> {
+        let measured = self
+            .per_second(lane)
+            .or_else(|| self.per_second(opposite(lane)?));
+        let cap = self.caps.get(&lane).copied();
+        match (measured, cap) {
+            (Some(rate), Some(cap)) => Some(rate.min(cap)),
+            (rate, cap) => rate.or(cap),
+        }
     }
 }
 
@@ -51,5 +73,26 @@ fn opposite(lane: Lane) -> Option<Lane> {
         Lane::Upload => Some(Lane::Download),
         Lane::Download => Some(Lane::Upload),
         Lane::Compute | Lane::Io | Lane::Collective => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plan::Bandwidth;
+
+    #[test]
+    fn an_unmeasured_lane_is_estimated_by_its_opposite_within_its_cap() {
+        let mut rates = Rates::capped(DiskRates {
+            read: Some(Bandwidth(10.0)),
+            write: None,
+        });
+        assert_eq!(rates.seconds_to_move(100, &[Lane::DiskRead]), Some(10.0));
+        assert_eq!(rates.seconds_to_move(100, &[Lane::DiskWrite]), None);
+        rates.record(Lane::DiskWrite, 1000.0, 1.0);
+        assert_eq!(rates.seconds_to_move(100, &[Lane::DiskRead]), Some(10.0));
+        assert_eq!(rates.seconds_to_move(100, &[Lane::DiskWrite]), Some(0.1));
+        rates.record(Lane::DiskRead, 5.0, 1.0);
+        assert_eq!(rates.seconds_to_move(100, &[Lane::DiskRead]), Some(20.0));
     }
 }

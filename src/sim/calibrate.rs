@@ -32,13 +32,16 @@ fn measure(work: &Path, threads: usize) -> Result<MachineModel> {
     let small = calibration_sweep(&work.join("small"), threads, 128)?;
     let large = calibration_sweep(&work.join("large"), threads, 256)?;
     let (mut gflops, mut fixed) = (BTreeMap::new(), BTreeMap::new());
-    for op in ["env", "sketch", "qr", "project", "first"] {
+    for op in ["env", "fold", "sketch", "qr", "project", "first"] {
         let points: Vec<(f64, f64)> = [&small, &large]
             .iter()
             .flat_map(|log| log.events.iter())
             .filter(|e| e.op.name() == op)
             .map(|e| (e.flops, e.end - e.start))
             .collect();
+        if points.is_empty() {
+            continue; // a kernel the sweeps did not run (the model then rates it by another)
+        }
         let (seconds, per_flop) = fit_line(&points);
         gflops.insert(op.to_string(), 1.0 / per_flop / 1e9);
         fixed.insert(op.to_string(), seconds);

@@ -4,6 +4,7 @@
 use crate::error::{Error, Result};
 use crate::graph::{Lane, Task};
 use crate::sched::TaskTimer;
+use crate::store::DiskRates;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -17,7 +18,8 @@ const KERNELS: [&str; 6] = ["env", "sketch", "qr", "project", "first", "exact"];
 pub struct MachineModel {
     /// What the model describes.
     pub name: String,
-    /// GFLOP/s of each kernel: env, sketch, qr, project, first, exact.
+    /// GFLOP/s of each kernel: env, sketch, qr, project, first, exact; optionally fold (else
+    /// at the sketch's rate) and round (else at the QR's).
     pub gflops: BTreeMap<String, f64>,
     /// Bytes per second of each lane that moves data: io (input and output cores), download,
     /// upload, collective (device to device), disk-write, disk-read.
@@ -89,11 +91,11 @@ impl MachineModel {
         Ok(())
     }
 
-    /// The same machine with its disk lanes no faster than `rate` bytes per second.
-    pub fn with_disk_cap(mut self, rate: f64) -> Self {
-        for lane in [Lane::DiskRead, Lane::DiskWrite] {
-            if let Some(r) = self.bytes_per_s.get_mut(lane.name()) {
-                *r = r.min(rate);
+    /// The same machine with each disk lane no faster than its cap in `caps`.
+    pub fn with_disk_caps(mut self, caps: DiskRates) -> Self {
+        for (lane, cap) in [(Lane::DiskRead, caps.read), (Lane::DiskWrite, caps.write)] {
+            if let (Some(r), Some(cap)) = (self.bytes_per_s.get_mut(lane.name()), cap) {
+                *r = r.min(cap.0);
             }
         }
         self
@@ -101,12 +103,13 @@ impl MachineModel {
 }
 
 impl MachineModel {
-    /// GFLOP/s of `kernel`; the rounding step, a factorisation like the QR, takes the QR's
-    /// rate when the model does not rate it.
+    /// GFLOP/s of `kernel`. When the model does not rate it, the fold (contractions like the
+    /// sketch's) takes the sketch's rate and the rounding step (a factorisation) the QR's.
     fn rate(&self, kernel: &str) -> f64 {
-        match self.gflops.get(kernel) {
-            Some(&rate) => rate,
-            None => self.gflops["qr"],
+        match (self.gflops.get(kernel), kernel) {
+            (Some(&rate), _) => rate,
+            (None, "fold") => self.gflops["sketch"],
+            (None, _) => self.gflops["qr"],
         }
     }
 }
@@ -128,6 +131,7 @@ impl TaskTimer for MachineModel {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::plan::Bandwidth;
 
     fn model() -> MachineModel {
         let gflops = KERNELS.iter().map(|k| (k.to_string(), 10.0)).collect();
@@ -164,8 +168,15 @@ mod tests {
 
     #[test]
     fn a_disk_cap_slows_only_the_disk_lanes() {
-        let capped = model().with_disk_cap(1e6);
+        let capped = model().with_disk_caps(DiskRates {
+            read: Some(Bandwidth(1e6)),
+            write: None,
+        });
         assert_eq!(capped.bytes_per_s["disk-read"], 1e6);
+        assert_eq!(
+            capped.bytes_per_s["disk-write"],
+            model().bytes_per_s["disk-write"]
+        );
         assert_eq!(capped.bytes_per_s["upload"], 1e9);
     }
 }

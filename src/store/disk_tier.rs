@@ -1,6 +1,6 @@
 //! `DiskTier`: the scratch disk as a tier — where spill tasks write and fetch tasks read.
 
-use super::{DiskFault, ScratchDir, SpillFile, Throttle};
+use super::{DiskFault, DiskRates, ScratchDir, SpillFile, Throttle};
 use crate::error::Result;
 use crate::graph::{Cols, Task};
 use crate::tensor::AnyTensor;
@@ -17,11 +17,11 @@ pub struct DiskTier<'f> {
 
 impl<'f> DiskTier<'f> {
     /// A disk tier in a new scratch directory under `parent` (stale ones there are removed).
-    pub fn create(parent: &Path, throttle: Throttle, fault: Option<&'f DiskFault>) -> Result<Self> {
+    pub fn create(parent: &Path, rates: DiskRates, fault: Option<&'f DiskFault>) -> Result<Self> {
         Ok(DiskTier {
             scratch: ScratchDir::create(parent)?,
-            write_throttle: throttle,
-            read_throttle: throttle,
+            write_throttle: Throttle::new(rates.write),
+            read_throttle: Throttle::new(rates.read),
             fault,
         })
     }

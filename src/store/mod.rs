@@ -1,6 +1,7 @@
 //! Where values live between their producer and their last consumer: memory tiers and the
 //! scratch disk, with the bytes each tier holds.
 
+mod disk_rates;
 mod disk_tier;
 mod fault;
 mod scratch;
@@ -8,6 +9,7 @@ mod spill_file;
 mod throttle;
 mod value;
 
+pub use disk_rates::DiskRates;
 pub use disk_tier::DiskTier;
 pub use fault::DiskFault;
 pub use scratch::{clean_stale, ScratchDir};
@@ -87,6 +89,12 @@ impl Store {
         *self.readers_left.entry(id).or_default() += 1;
     }
 
+    /// Hands `from` readers' reads of `id` to `to` readers (a node was rewritten into others).
+    pub fn pass_reads(&mut self, id: DataId, from: usize, to: usize) {
+        let left = self.readers_left.entry(id).or_default();
+        *left = (*left + to).saturating_sub(from);
+    }
+
     /// Keeps `task`'s outputs and drops inputs nobody else will read.
     pub fn finish(&mut self, task: &Task, outputs: Vec<Value>) {
         for (&id, value) in task.outputs.iter().zip(outputs) {
@@ -110,7 +118,6 @@ impl Store {
         }
     }
 
-    /// Bytes held on each tier now.
     /// The tier value `id` lives on.
     fn tier_of(&self, id: DataId) -> Tier {
         match id {
@@ -119,6 +126,7 @@ impl Store {
         }
     }
 
+    /// Bytes held on each tier now.
     pub fn in_use(&self) -> TierBytes {
         self.in_use
     }

@@ -19,6 +19,7 @@ fn colour(kind: &str) -> &'static str {
     match kind {
         "env" => "#4e79a7",
         "sketch" => "#59a14f",
+        "fold" => "#8cd17d",
         "qr" => "#b07aa1",
         "project" => "#76b7b2",
         "first" | "exact" => "#9c755f",

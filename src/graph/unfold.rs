@@ -1,0 +1,135 @@
+//! The unfold rewrite: a fold node whose W does not fit the device is removed, and the sketch
+//! and project nodes of its site read the cores and S it would have read, contracting the
+//! cores themselves (what the memory governor does when a fold does not fit).
+
+use super::{DataId, Op, SweepGraph};
+use crate::error::{Error, Result};
+use petgraph::stable_graph::NodeIndex;
+use petgraph::visit::EdgeRef;
+use petgraph::Direction;
+
+impl SweepGraph {
+    /// Removes the fold node `node` and rewires its readers to its inputs, with the unfolded
+    /// kernels' costs; returns the readers.
+    pub fn unfold(&mut self, node: NodeIndex) -> Result<Vec<NodeIndex>> {
+        let fold = self.graph[node].clone();
+        if fold.op != Op::Fold {
+            return Err(Error::Invalid(format!(
+                "task {fold} cannot be unfolded: only fold tasks can"
+            )));
+        }
+        let incoming: Vec<(NodeIndex, DataId)> = self
+            .graph
+            .edges_directed(node, Direction::Incoming)
+            .map(|e| (e.source(), *e.weight()))
+            .collect();
+        let mut readers: Vec<NodeIndex> = self
+            .graph
+            .neighbors_directed(node, Direction::Outgoing)
+            .collect();
+        readers.sort_unstable();
+        readers.dedup();
+        self.graph.remove_node(node);
+        self.unfolded.insert(fold.site);
+        for &reader in &readers {
+            for &(source, id) in &incoming {
+                self.graph.add_edge(source, reader, id);
+            }
+            let width = self.batch_width(&self.graph[reader]);
+            let (op, site) = (self.graph[reader].op, self.graph[reader].site);
+            let cost = self
+                .batch_cost(op, site, width)
+                .expect("W is read by sketch and project tasks, which have a batch cost");
+            let task = &mut self.graph[reader];
+            task.inputs
+                .retain(|id| !matches!(id, DataId::Folded { .. }));
+            task.inputs.extend(&fold.inputs);
+            task.flops = cost.flops;
+            task.peak_bytes = cost.peak_bytes;
+        }
+        Ok(readers)
+    }
+
+    /// Columns (sketch) or basis rows (project) a task covers.
+    fn batch_width(&self, task: &super::Task) -> usize {
+        match task.cols {
+            Some(cols) => cols.len(),
+            None if task.op == Op::Project => self.out_bond_left(task.site),
+            None => self.sketch,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::graph::{DataId, GraphOptions, Op, SweepGraph};
+    use crate::train::{LayerShape, StackShape};
+    use crate::Kind;
+
+    /// Compressing a 6-site MPS of bond 8 and physical leg 2 to χ̄ = 8, in column batches of 4.
+    fn graph() -> SweepGraph {
+        let cores = (0..6)
+            .map(|i| [if i == 0 { 1 } else { 8 }, if i == 5 { 1 } else { 8 }, 2, 1])
+            .collect();
+        let mps = LayerShape {
+            name: "psi".into(),
+            kind: Kind::Mps,
+            cores,
+            dtype: Default::default(),
+        };
+        let stack = StackShape { layers: vec![mps] };
+        let options = GraphOptions {
+            batch_cols: Some(4),
+            ..GraphOptions::new(8)
+        };
+        SweepGraph::build(&stack, &options).unwrap()
+    }
+
+    #[test]
+    fn readers_of_an_unfolded_site_read_its_cores_and_s_at_the_unfolded_cost() {
+        let mut g = graph();
+        let fold = g
+            .graph
+            .node_indices()
+            .find(|&n| g.graph[n].op == Op::Fold)
+            .unwrap();
+        let (site, inputs) = (g.graph[fold].site, g.graph[fold].inputs.clone());
+        let flops_before = g.total_flops();
+        let of_site = g
+            .graph
+            .node_weights()
+            .filter(|t| t.site == site && matches!(t.op, Op::Sketch | Op::Project))
+            .count();
+        let readers = g.unfold(fold).unwrap();
+        assert_eq!(
+            readers.len(),
+            of_site,
+            "every sketch batch and project block"
+        );
+        assert!(of_site >= 3, "two sketch batches and a project");
+        assert!(!g.folds(site));
+        for reader in readers {
+            let task = &g.graph[reader];
+            assert!(!task
+                .inputs
+                .iter()
+                .any(|id| matches!(id, DataId::Folded { .. })));
+            assert!(inputs.iter().all(|id| task.inputs.contains(id)), "{task}");
+            let sources: Vec<_> = g
+                .graph
+                .neighbors_directed(reader, petgraph::Incoming)
+                .collect();
+            assert!(
+                sources.len() >= task.inputs.len(),
+                "{task}: an edge per input"
+            );
+        }
+        assert!(g.total_flops() > flops_before, "folding saved flops");
+        let sketch = g
+            .graph
+            .node_indices()
+            .find(|&n| g.graph[n].op == Op::Sketch)
+            .unwrap();
+        assert!(g.unfold(sketch).unwrap_err().to_string().contains("sketch"));
+    }
+}
