@@ -4,6 +4,9 @@
 # noisy; the best of each is kept). Prints markdown tables for benches/README.md: wall times
 # and parallel efficiency, then what each of the two devices did (QR and collective time,
 # idle time), then the efficiency on 4 and 8 devices predicted from those shares.
+# Every run passes --no-fold: several devices do not fold a site's cores into S (each would
+# compute the whole W), so the scaling compares one algorithm; one device with its default
+# fold is faster than the 1-device rows here (see benches/README.md, issue 2).
 #
 #   benches/multi_device.sh                   # n=24, chi=256, D=32, chi_out=256, REPS=3
 #   REPS=5 SITES=20 benches/multi_device.sh
@@ -23,7 +26,8 @@ for rep in $(seq "$REPS"); do
         read -r devices threads <<<"$config"
         rm -rf "$WORK/out"
         "$BIN" run "$WORK/problem" --chi-out "$CHI_OUT" --out "$WORK/out" \
-            --devices "$devices" --threads "$threads" --json >"$WORK/run-$devices-$threads-$rep.json"
+            --devices "$devices" --threads "$threads" --no-fold --json \
+            >"$WORK/run-$devices-$threads-$rep.json"
     done
 done
 rm -rf "$WORK/out"

@@ -35,7 +35,7 @@ from pathlib import Path
 BIN, PY, WORK = Path(sys.argv[1]), sys.argv[2], Path(sys.argv[3])
 REPS = int(os.environ.get("REPS", "2"))
 SITES, BOND, MPO, CHI = (int(os.environ.get(k, d)) for k, d in
-                         [("SITES", 30), ("BOND", 256), ("MPO_BOND", 16), ("CHI_OUT", 256)])
+                         [("SITES", 50), ("BOND", 256), ("MPO_BOND", 16), ("CHI_OUT", 256)])
 REPO = Path(__file__).resolve().parent.parent
 SCRATCH = WORK / "scratch"
 

@@ -2,7 +2,7 @@
 # Out-of-core benchmark (issue 3): stalls, overlap under a throttled disk, peak RSS against the
 # plan, and src-method 0.5.0 with the same host budget. Prints markdown for benches/README.md.
 #
-#   benches/out_of_core.sh                       # n=30, chi=256, D=16, chi_out=256, REPS=2
+#   benches/out_of_core.sh                       # n=50, chi=256, D=16, chi_out=256, REPS=2
 #   REPS=3 SITES=20 BOND=128 CHI_OUT=128 benches/out_of_core.sh
 set -euo pipefail
 REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"

@@ -5,7 +5,8 @@
 #   benches/vs_src_method.sh            # both cases of issue 2, 3 repetitions each
 #   REPS=5 CASES="small" benches/vs_src_method.sh
 #
-# Times: srcflow's wall time of `srcflow run` (reading inputs and writing outputs included);
+# Times: srcflow's wall time of `srcflow run` (reading inputs and writing outputs included), by
+# default and with --no-fold (each site's cores contracted in both kernels, as src-method does);
 # src-method's time of its `src(...)` call only (loading with NumPy excluded). Best of REPS runs,
 # alternating the two tools. Accuracy: the exact product is too costly here (bond D*chi = 2048 and
 # 4096: its QR-sweep distance alone takes ~9 min for the small case), so each output is measured
@@ -24,8 +25,8 @@ field() { python3 -c "import json,sys; print(json.load(sys.stdin)['$1'])"; }
 best() { python3 -c "import sys; print(min(float(x) for x in sys.argv[1:]))" "$@"; }
 ZGEMM="$(cargo bench --quiet --bench zgemm_rate 2>/dev/null | tail -1 | field zgemm_gflops)"
 
-echo "| case | srcflow s | src-method s | speed-up | srcflow GFLOP/s | % of zgemm ($ZGEMM GFLOP/s) | srcflow error | src-method error | error vs | srcflow ↔ src-method |"
-echo "|---|---|---|---|---|---|---|---|---|---|"
+echo "| case | srcflow s | srcflow --no-fold s | src-method s | speed-up | srcflow GFLOP (no fold) | srcflow GFLOP/s | % of zgemm ($ZGEMM GFLOP/s) | srcflow error | src-method error | error vs | srcflow ↔ src-method |"
+echo "|---|---|---|---|---|---|---|---|---|---|---|---|"
 for case in $CASES; do
     case "$case" in
         small) n=30 chi=128 D=16 chi_out=128 ;;
@@ -34,15 +35,20 @@ for case in $CASES; do
     esac
     dir="$WORK/$case"
     "$BIN" gen random "$dir/problem" --sites $n --bond $chi --mpo-bond $D --seed 1 >/dev/null
-    ours=() theirs=() rates=()
+    ours=() unfolded=() theirs=() rates=()
     for rep in $(seq "$REPS"); do
-        rm -rf "$dir/srcflow" "$dir/peer"
+        rm -rf "$dir/srcflow" "$dir/peer" "$dir/unfolded"
         report="$("$BIN" run "$dir/problem" --chi-out $chi_out --out "$dir/srcflow" --json)"
         ours+=("$(echo "$report" | field wall_s)")
         rates+=("$(echo "$report" | field gflops_per_s)")
+        flops="$(echo "$report" | field flops)"
+        plain="$("$BIN" run "$dir/problem" --chi-out $chi_out --out "$dir/unfolded" --no-fold --json)"
+        unfolded+=("$(echo "$plain" | field wall_s)")
+        plain_flops="$(echo "$plain" | field flops)"
         theirs+=("$("$PY" tools/peer_src_method.py "$dir/problem" --chi-out $chi_out --out "$dir/peer" --seed 0 | field seconds)")
     done
     t_ours="$(best "${ours[@]}")"
+    t_unfolded="$(best "${unfolded[@]}")"
     t_theirs="$(best "${theirs[@]}")"
     rate="$(python3 -c "import sys; print(max(float(x) for x in sys.argv[1:]))" "${rates[@]}")"
     against="chi_out $((2 * chi_out)) run"
@@ -51,11 +57,14 @@ for case in $CASES; do
     e_ours="$("$BIN" distance "$dir/srcflow" "$reference")"
     e_theirs="$("$BIN" distance "$dir/peer" "$reference")"
     mutual="$("$BIN" distance "$dir/srcflow" "$dir/peer")"
-    python3 - "$case" "$n" "$chi" "$D" "$chi_out" "$t_ours" "$t_theirs" "$rate" "$ZGEMM" "$e_ours" "$e_theirs" "$against" "$mutual" <<'PY'
+    python3 - "$case" "$n" "$chi" "$D" "$chi_out" "$t_ours" "$t_unfolded" "$t_theirs" "$flops" "$plain_flops" "$rate" "$ZGEMM" "$e_ours" "$e_theirs" "$against" "$mutual" <<'PY'
 import sys
-case, n, chi, D, chi_out, ours, theirs, rate, zgemm, e_ours, e_theirs, against, mutual = sys.argv[1:]
-ours, theirs, rate, zgemm = float(ours), float(theirs), float(rate), float(zgemm)
-print(f"| {case}: n={n}, chi={chi}, D={D}, chi_out={chi_out} | {ours:.3f} | {theirs:.3f} | {theirs / ours:.2f}x "
+(case, n, chi, D, chi_out, ours, unfolded, theirs, flops, plain_flops, rate, zgemm, e_ours, e_theirs,
+ against, mutual) = sys.argv[1:]
+ours, unfolded, theirs, rate, zgemm = map(float, (ours, unfolded, theirs, rate, zgemm))
+flops, plain_flops = float(flops) / 1e9, float(plain_flops) / 1e9
+print(f"| {case}: n={n}, chi={chi}, D={D}, chi_out={chi_out} | {ours:.3f} | {unfolded:.3f} | {theirs:.3f} "
+      f"| {theirs / ours:.2f}x | {flops:.1f} ({plain_flops:.1f}) "
       f"| {rate:.1f} | {100 * rate / zgemm:.0f} % | {float(e_ours):.4e} | {float(e_theirs):.4e} | {against} | {float(mutual):.3e} |")
 PY
 done

@@ -8,6 +8,8 @@ mod placement;
 mod sizes;
 mod split;
 mod task;
+#[cfg(test)]
+mod test_shapes;
 mod unfold;
 
 pub use build::GraphOptions;

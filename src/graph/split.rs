@@ -93,26 +93,13 @@ impl SweepGraph {
 
 #[cfg(test)]
 mod tests {
-    use crate::graph::{GraphOptions, Op, SweepGraph};
-    use crate::train::{LayerShape, StackShape};
-    use crate::Kind;
+    use crate::graph::{test_shapes, GraphOptions, Op, SweepGraph};
     use petgraph::stable_graph::NodeIndex;
     use petgraph::Direction;
 
     /// The graph of compressing a 5-site MPS of bond 4 to χ̄ = 8 in one batch.
     fn graph() -> SweepGraph {
-        let cores = (0..5)
-            .map(|i| [if i == 0 { 1 } else { 4 }, if i == 4 { 1 } else { 4 }, 2, 1])
-            .collect();
-        let mps = LayerShape {
-            name: "psi".into(),
-            kind: Kind::Mps,
-            cores,
-            dtype: Default::default(),
-        };
-        let stack = StackShape { layers: vec![mps] };
-        let options = GraphOptions::new(8);
-        SweepGraph::build(&stack, &options).unwrap()
+        SweepGraph::build(&test_shapes::mps(5, 4, 2), &GraphOptions::new(8)).unwrap()
     }
 
     /// The first node whose task `pick` selects.

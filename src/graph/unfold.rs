@@ -62,27 +62,15 @@ impl SweepGraph {
 
 #[cfg(test)]
 mod tests {
-    use crate::graph::{DataId, GraphOptions, Op, SweepGraph};
-    use crate::train::{LayerShape, StackShape};
-    use crate::Kind;
+    use crate::graph::{test_shapes, DataId, GraphOptions, Op, SweepGraph};
 
     /// Compressing a 6-site MPS of bond 8 and physical leg 2 to χ̄ = 8, in column batches of 4.
     fn graph() -> SweepGraph {
-        let cores = (0..6)
-            .map(|i| [if i == 0 { 1 } else { 8 }, if i == 5 { 1 } else { 8 }, 2, 1])
-            .collect();
-        let mps = LayerShape {
-            name: "psi".into(),
-            kind: Kind::Mps,
-            cores,
-            dtype: Default::default(),
-        };
-        let stack = StackShape { layers: vec![mps] };
         let options = GraphOptions {
             batch_cols: Some(4),
             ..GraphOptions::new(8)
         };
-        SweepGraph::build(&stack, &options).unwrap()
+        SweepGraph::build(&test_shapes::mps(6, 8, 2), &options).unwrap()
     }
 
     #[test]
