@@ -135,7 +135,9 @@ impl SweepGraph {
             fold: options.fold,
             unfolded: Default::default(),
         };
+        let folding = (0..graph.sites()).map(|site| graph.folds(site)).collect();
         let mut builder = Builder {
+            folding,
             batches: (0..graph.active_devices())
                 .flat_map(|device| batches(graph.device_cols(device), batch, device))
                 .collect(),
@@ -249,6 +251,9 @@ struct Builder<'a> {
     /// The device the tasks pushed now run on.
     device: usize,
     tasks: Vec<Task>,
+    /// Whether each site folds, decided once per graph (empty for dry-run costs, which ask the
+    /// graph).
+    folding: Vec<bool>,
 }
 
 impl<'a> Builder<'a> {
@@ -260,6 +265,15 @@ impl<'a> Builder<'a> {
             width: shape.sketch,
             device: 0,
             tasks: Vec::new(),
+            folding: Vec::new(),
+        }
+    }
+
+    /// Whether `site` folds ([`SweepGraph::folds`]).
+    fn folds(&self, site: usize) -> bool {
+        match self.folding.get(site) {
+            Some(&folds) => folds,
+            None => self.shape.folds(site),
         }
     }
 
@@ -325,7 +339,7 @@ impl<'a> Builder<'a> {
     /// What the sketch and the projection of `site` read besides the environment or the
     /// basis: the folded site, or the cores and S of the site to the right.
     fn site_ids(&self, site: usize) -> Vec<DataId> {
-        if self.shape.folds(site) {
+        if self.folds(site) {
             return vec![DataId::Folded { site }];
         }
         let mut ids = self.core_ids(site, Pass::RightToLeft);
@@ -335,7 +349,7 @@ impl<'a> Builder<'a> {
 
     /// The fold task of `site`, where it folds: its cores into the S to its right.
     fn fold(&mut self, site: usize, step: usize) {
-        if !self.shape.folds(site) {
+        if !self.folds(site) {
             return;
         }
         let mut inputs = self.core_ids(site, Pass::RightToLeft);
@@ -358,7 +372,7 @@ impl<'a> Builder<'a> {
 
     /// S entering `site` from the right: `[right bonds of site, output bond right of site]`.
     fn proj_in(&self, site: usize) -> Labeled<Shape> {
-        let out = self.shape.out_bonds.get(site).copied().unwrap_or(1);
+        let out = self.shape.out_bond_right(site);
         let value = self
             .stack()
             .site(site)
@@ -375,12 +389,10 @@ impl<'a> Builder<'a> {
     /// Basis η of `site` (conjugated or not): `[bond left, Up, Down, bond right]`.
     fn basis(&self, site: usize) -> Labeled<Shape> {
         let (up, down) = self.stack().output_phys(site);
-        let left = if site == 0 {
-            1
-        } else {
-            self.shape.out_bonds[site - 1]
-        };
-        let right = self.shape.out_bonds.get(site).copied().unwrap_or(1);
+        let (left, right) = (
+            self.shape.out_bond_left(site),
+            self.shape.out_bond_right(site),
+        );
         Labeled {
             legs: legs::basis(),
             value: vec![left, up, down, right],
@@ -406,7 +418,7 @@ impl<'a> Builder<'a> {
 
     /// Dry-run cost of the sketch task of `site` over `width` sketch columns.
     fn sketch_cost(&self, site: usize, width: usize) -> Meter {
-        if self.shape.folds(site) {
+        if self.folds(site) {
             self.folded_sketch_cost(site, width)
         } else {
             self.unfolded_sketch_cost(site, width)
@@ -416,7 +428,7 @@ impl<'a> Builder<'a> {
     /// Dry-run cost of the project task of `site` over `rows` rows of its basis (output bond
     /// columns of S).
     fn project_cost(&self, site: usize, rows: usize) -> Meter {
-        if self.shape.folds(site) {
+        if self.folds(site) {
             self.folded_project_cost(site, rows)
         } else {
             self.unfolded_project_cost(site, rows)
@@ -475,7 +487,7 @@ impl<'a> Builder<'a> {
     /// The folded site W: `[left bonds of site, Up, Down, output bond right of site]`.
     fn folded(&self, site: usize) -> Labeled<Shape> {
         let (up, down) = self.stack().output_phys(site);
-        let out = self.shape.out_bonds.get(site).copied().unwrap_or(1);
+        let out = self.shape.out_bond_right(site);
         let value = self
             .stack()
             .site(site)

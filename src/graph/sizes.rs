@@ -51,7 +51,7 @@ impl SweepGraph {
     }
 
     /// Output bond right of `site` (1 at the right end).
-    fn out_bond_right(&self, site: usize) -> usize {
+    pub(super) fn out_bond_right(&self, site: usize) -> usize {
         self.out_bonds.get(site).copied().unwrap_or(1)
     }
 }
