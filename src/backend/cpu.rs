@@ -2,10 +2,10 @@
 
 use super::Backend;
 use crate::error::{Error, Result};
-use crate::graph::{Op, SweepGraph, Task};
-use crate::kernels::{self, legs};
+use crate::graph::{Cols, KernelValues, SweepGraph, Task};
+use crate::kernels;
 use crate::plan::Tier;
-use crate::tensor::{AnyTensor, Array, DType, Labeled, Leg, Meter, Typed};
+use crate::tensor::{AnyTensor, Array, DType, Meter, Typed};
 use crate::test_matrix::test_matrix;
 use num_complex::{Complex32, Complex64};
 use std::sync::Arc;
@@ -15,9 +15,6 @@ pub struct CpuBackend {
     pool: rayon::ThreadPool,
     seed: u64,
 }
-
-/// A labelled operand over shared data.
-type Operand<T> = Labeled<Arc<Array<T>>>;
 
 impl CpuBackend {
     /// A backend with `threads` workers (0: one per core) drawing sketches from `seed`.
@@ -76,141 +73,77 @@ fn run_typed<T: Typed>(
         .iter()
         .map(|input| input.typed::<T>(task))
         .collect::<Result<Vec<_>>>()?;
-    let outputs = run_task(graph, task, inputs, seed)?;
-    Ok(outputs.into_iter().map(T::wrap).collect())
+    let outputs = graph.run_kernel(task, inputs, &HostValues { seed }, &mut Meter::default())?;
+    Ok(outputs
+        .into_iter()
+        .map(|value| T::wrap(Arc::unwrap_or_clone(value)))
+        .collect())
 }
 
-/// Dispatches one task to its kernel.
-fn run_task<T: Typed>(
-    graph: &SweepGraph,
-    task: &Task,
-    inputs: Vec<Arc<Array<T>>>,
+/// Host arrays as a kernel's values: the sketch drawn from `seed`, factorizations by faer.
+struct HostValues {
     seed: u64,
-) -> Result<Vec<Array<T>>> {
-    let k = graph.stack.layers.len();
-    let n = graph.sites();
-    let site = task.site;
-    let mut meter = Meter::default();
-    let label = |legs: Vec<Leg>, value: Arc<Array<T>>| Labeled { legs, value };
-    let cores = |tensors: &[Arc<Array<T>>]| -> Vec<Operand<T>> {
-        tensors
-            .iter()
-            .enumerate()
-            .map(|(i, t)| label(legs::core(i, k), Arc::clone(t)))
-            .collect()
-    };
-    let ones = |shape: Vec<usize>| Arc::new(Array::<T>::ones(shape));
-    let unit_env = || label(legs::env_in(k), ones(vec![1; k + 1]));
-    let unit_proj = || label(legs::proj_in(k), ones(vec![1; k + 1]));
-    let result = match task.op {
-        Op::Env => {
-            let cols = task.cols.expect("env has columns");
-            let (c_prev, rest) = if site > 0 {
-                (label(legs::env_in(k), Arc::clone(&inputs[0])), &inputs[1..])
-            } else {
-                (
-                    label(
-                        legs::env_in(k),
-                        ones(std::iter::once(cols.len()).chain(vec![1; k]).collect()),
-                    ),
-                    &inputs[..],
-                )
-            };
-            let (up, down) = graph.stack.output_phys(site);
-            let omega = label(
-                legs::omega(),
-                Arc::new(test_matrix(seed, site, up, down, cols)),
-            );
-            kernels::env(&c_prev, &cores(rest), &omega, &mut meter)
-        }
-        Op::Fold => {
-            let s_next = if site + 1 < n {
-                label(legs::proj_in(k), Arc::clone(&inputs[k]))
-            } else {
-                unit_proj()
-            };
-            kernels::fold_right(&cores(&inputs[..k]), &s_next, &mut meter)
-        }
-        Op::Sketch if task.reads_folded() => {
-            let c_prev = label(legs::env_in(k), Arc::clone(&inputs[0]));
-            let folded = label(legs::folded(k), Arc::clone(&inputs[1]));
-            kernels::sketch_folded(&c_prev, &folded, &mut meter)
-        }
-        Op::Sketch => {
-            let c_prev = label(legs::env_in(k), Arc::clone(&inputs[0]));
-            let s_next = if site + 1 < n {
-                label(legs::proj_in(k), Arc::clone(&inputs[k + 1]))
-            } else {
-                unit_proj()
-            };
-            kernels::sketch(&c_prev, &cores(&inputs[1..=k]), &s_next, &mut meter)
-        }
-        Op::First => kernels::sketch(
-            &unit_env(),
-            &cores(&inputs[..k]),
-            &label(legs::proj_in(k), Arc::clone(&inputs[k])),
-            &mut meter,
-        ),
-        Op::Qr => {
-            let basis = kernels::orthonormal_basis(&gather_rows(&inputs), graph.qr_cutoff())?;
-            return Ok(vec![basis]);
-        }
-        Op::Round => {
-            let (carry, draft) = match &inputs[..] {
-                [draft] => (None, draft),
-                [carry, draft] => (Some(&**carry), draft),
-                _ => return Err(Error::Invalid(format!("task {task} needs 1 or 2 inputs"))),
-            };
-            let rounded = kernels::round(carry, draft, graph.chi_out, graph.cutoff)?;
-            return Ok(std::iter::once(rounded.core).chain(rounded.carry).collect());
-        }
-        Op::Project if task.reads_folded() => {
-            let eta_conj = label(legs::basis(), Arc::new(inputs[0].conj()));
-            let folded = label(legs::folded(k), Arc::clone(&inputs[1]));
-            kernels::project_folded(&eta_conj, &folded, &mut meter)
-        }
-        Op::Project => {
-            let eta_conj = label(legs::basis(), Arc::new(inputs[0].conj()));
-            let s_next = if site + 1 < n {
-                label(legs::proj_in(k), Arc::clone(&inputs[k + 1]))
-            } else {
-                unit_proj()
-            };
-            kernels::project(&eta_conj, &cores(&inputs[1..=k]), &s_next, &mut meter)
-        }
-        Op::Exact => {
-            let left = kernels::site_product(&cores(&inputs[..k]), &mut meter);
-            let right = kernels::site_product(&cores(&inputs[k..]), &mut meter);
-            let (a, b) =
-                kernels::exact_pair(&left.value, &right.value, graph.chi_out, graph.cutoff)?;
-            return Ok(vec![a, b]);
-        }
-        Op::ReadSite { .. }
-        | Op::WriteSite
-        | Op::StoreDraft
-        | Op::LoadDraft
-        | Op::Spill { .. }
-        | Op::Fetch { .. }
-        | Op::UploadPart
-        | Op::AllGather
-        | Op::Gather
-        | Op::Scatter => {
-            return Err(Error::Invalid(format!("task {task} is not a compute task")));
-        }
-    };
-    Ok(vec![Arc::unwrap_or_clone(result.value)])
 }
 
-/// Concatenates sketch blocks along their column axis (the gather before the QR).
-fn gather_rows<T: Typed>(blocks: &[Arc<Array<T>>]) -> std::borrow::Cow<'_, Array<T>> {
-    if let [only] = blocks {
-        return std::borrow::Cow::Borrowed(only);
+impl<T: Typed> KernelValues<Arc<Array<T>>> for HostValues {
+    fn ones(&self, dims: Vec<usize>) -> Arc<Array<T>> {
+        Arc::new(Array::ones(dims))
     }
-    let mut shape = blocks[0].shape().to_vec();
-    shape[0] = blocks.iter().map(|b| b.shape()[0]).sum();
-    let data = blocks
-        .iter()
-        .flat_map(|b| b.data().iter().copied())
-        .collect();
-    std::borrow::Cow::Owned(Array::new(shape, data).expect("blocks agree"))
+
+    fn omega(&self, site: usize, up: usize, down: usize, cols: Cols) -> Arc<Array<T>> {
+        Arc::new(test_matrix(self.seed, site, up, down, cols))
+    }
+
+    fn conj(&self, value: &Arc<Array<T>>) -> Arc<Array<T>> {
+        Arc::new(value.conj())
+    }
+
+    fn join_cols(&self, blocks: &[Arc<Array<T>>]) -> Arc<Array<T>> {
+        if let [only] = blocks {
+            return Arc::clone(only);
+        }
+        let mut shape = blocks[0].shape().to_vec();
+        shape[0] = blocks.iter().map(|b| b.shape()[0]).sum();
+        let data = blocks
+            .iter()
+            .flat_map(|b| b.data().iter().copied())
+            .collect();
+        Arc::new(Array::new(shape, data).expect("blocks agree"))
+    }
+
+    fn orthonormal_basis(
+        &self,
+        y: &Arc<Array<T>>,
+        cutoff: f64,
+        _meter: &mut Meter,
+    ) -> Result<Arc<Array<T>>> {
+        Ok(Arc::new(kernels::orthonormal_basis(y, cutoff)?))
+    }
+
+    fn round(
+        &self,
+        carry: Option<&Arc<Array<T>>>,
+        draft: &Arc<Array<T>>,
+        cap: usize,
+        cutoff: f64,
+        _meter: &mut Meter,
+    ) -> Result<Vec<Arc<Array<T>>>> {
+        let rounded = kernels::round(carry.map(|c| &**c), draft, cap, cutoff)?;
+        Ok(std::iter::once(rounded.core)
+            .chain(rounded.carry)
+            .map(Arc::new)
+            .collect())
+    }
+
+    fn exact_pair(
+        &self,
+        left: &Arc<Array<T>>,
+        right: &Arc<Array<T>>,
+        chi_out: usize,
+        cutoff: f64,
+        _meter: &mut Meter,
+    ) -> Result<Vec<Arc<Array<T>>>> {
+        let (a, b) = kernels::exact_pair(left, right, chi_out, cutoff)?;
+        Ok(vec![Arc::new(a), Arc::new(b)])
+    }
 }

@@ -1,9 +1,8 @@
 //! Building the sweep graph from the stack's shapes (no data is read).
 
-use super::{Cols, DataId, Lane, Op, Pass, Shared, SweepGraph, Task};
-use crate::error::{Error, Result};
-use crate::kernels::{self, legs};
-use crate::tensor::{DType, Labeled, Leg, Meter, Shape};
+use super::{Cols, DataId, GraphOptions, Lane, Op, Pass, Shared, SweepGraph, Task};
+use crate::error::Result;
+use crate::tensor::Meter;
 use crate::train::StackShape;
 use petgraph::stable_graph::{NodeIndex, StableDiGraph};
 use std::collections::HashMap;
@@ -12,103 +11,6 @@ use std::ops::Range;
 /// Bytes of a complex128 element: dry-run costs are counted in complex128 and scaled to the
 /// graph's element type in one place ([`Meter::in_dtype`]).
 const C128_BYTES: usize = 16;
-
-/// Choices that shape the graph.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct GraphOptions {
-    /// Output bond cap χ̄.
-    pub chi_out: usize,
-    /// Sketch columns per env/sketch task; `None` puts all columns in one task.
-    pub batch_cols: Option<usize>,
-    /// Relative singular-value cutoff in `[0, 1)`: bonds drop singular values below
-    /// `cutoff · σ_max` (0: keep χ̄).
-    pub cutoff: f64,
-    /// Sketch `⌈oversample · χ̄⌉` columns (at least 1); above χ̄, an SVD rounding sweep brings
-    /// the bonds back to χ̄.
-    pub oversample: f64,
-    /// The element type to compute in; `None`: the layers' types promoted as NumPy would.
-    pub dtype: Option<DType>,
-    /// Devices to share the sweep between (at least 1).
-    pub devices: usize,
-    /// Fold each site's cores into S once for its sketch and projection where that saves flops
-    /// (one device only); costs a value `phys` times the size of S per site.
-    pub fold: bool,
-}
-
-impl GraphOptions {
-    /// Options for output bond `chi_out`, everything else at its default.
-    pub fn new(chi_out: usize) -> Self {
-        GraphOptions {
-            chi_out,
-            batch_cols: None,
-            cutoff: 0.0,
-            oversample: 1.0,
-            dtype: None,
-            devices: 1,
-            fold: true,
-        }
-    }
-
-    /// Checks every choice; the error names the option and the value found.
-    pub fn check(&self) -> Result<()> {
-        if self.chi_out == 0 {
-            return Err(Error::Invalid(
-                "--chi-out must be at least 1, found 0".into(),
-            ));
-        }
-        if self.batch_cols == Some(0) {
-            return Err(Error::Invalid(
-                "the batch size must be at least 1 column, found 0".into(),
-            ));
-        }
-        if !(0.0..1.0).contains(&self.cutoff) {
-            return Err(Error::Invalid(format!(
-                "--cutoff must be in [0, 1), found {}",
-                self.cutoff
-            )));
-        }
-        if self.devices == 0 {
-            return Err(Error::Invalid(
-                "--devices must be at least 1, found 0".into(),
-            ));
-        }
-        if !(self.oversample.is_finite() && self.oversample >= 1.0) {
-            return Err(Error::Invalid(format!(
-                "--oversample must be a finite factor of at least 1, found {}",
-                self.oversample
-            )));
-        }
-        Ok(())
-    }
-
-    /// The element type a run of `stack` computes in, or an error when a forced real type
-    /// would drop the imaginary parts of a complex layer.
-    pub fn dtype_for(&self, stack: &StackShape) -> Result<DType> {
-        let Some(forced) = self.dtype else {
-            return Ok(stack.dtype());
-        };
-        let complex = stack.layers.iter().find(|l| l.dtype.is_complex());
-        match complex {
-            Some(layer) if !forced.is_complex() => Err(Error::Invalid(format!(
-                "--dtype {forced} would drop the imaginary parts of layer '{}' ({}); use {}",
-                layer.name,
-                layer.dtype,
-                if forced.is_double() {
-                    "complex128"
-                } else {
-                    "complex64"
-                }
-            ))),
-            _ => Ok(forced),
-        }
-    }
-
-    /// Number of sketch columns: `⌈oversample · χ̄⌉`.
-    pub fn sketch(&self) -> usize {
-        let columns = (self.oversample * self.chi_out as f64).ceil();
-        (columns as usize).max(self.chi_out)
-    }
-}
 
 impl SweepGraph {
     /// Builds the graph of one SRC sweep over `stack`.
@@ -173,17 +75,21 @@ fn batches(cols: Cols, width: usize, device: usize) -> Vec<(usize, Cols)> {
 
 impl SweepGraph {
     /// Dry-run cost of an env or sketch task of `site` over `width` sketch columns, or of a
-    /// project task over `width` output rows (`None` for other operations, which have no
+    /// project task over `width` rows of its basis (`None` for other operations, which have no
     /// batch).
     pub fn batch_cost(&self, op: Op, site: usize, width: usize) -> Option<Meter> {
-        let builder = Builder::dry(self);
-        let cost = match op {
-            Op::Env => builder.env_cost(site, width),
-            Op::Sketch => builder.sketch_cost(site, width),
-            Op::Project => builder.project_cost(site, width),
+        let builder = Builder::dry(self, Vec::new());
+        let cols = Cols {
+            start: 0,
+            end: width,
+        };
+        let task = match op {
+            Op::Env => builder.env_task(site, cols),
+            Op::Sketch => builder.sketch_task(site, cols),
+            Op::Project => builder.project_task(site, Some(cols), DataId::Basis { site }),
             _ => return None,
         };
-        Some(cost.in_dtype(self.dtype))
+        Some(self.task_cost(&task))
     }
 
     /// True when the right-to-left pass folds the cores of `site` into S once (an
@@ -195,14 +101,27 @@ impl SweepGraph {
         if !self.fold || self.devices > 1 || !inner || self.unfolded.contains(&site) {
             return false;
         }
-        let builder = Builder::dry(self);
-        let rows = builder.basis(site).value[0];
-        let unfolded = builder.unfolded_sketch_cost(site, self.sketch).flops
-            + builder.unfolded_project_cost(site, rows).flops;
-        let folded = builder.fold_cost(site).flops
-            + builder.folded_sketch_cost(site, self.sketch).flops
-            + builder.folded_project_cost(site, rows).flops;
-        folded < unfolded
+        let flops = |folds: bool| {
+            let mut folding = vec![false; self.sites()];
+            folding[site] = folds;
+            let builder = Builder::dry(self, folding);
+            let rows = Cols {
+                start: 0,
+                end: self.out_bond_left(site),
+            };
+            let all = Cols {
+                start: 0,
+                end: self.sketch,
+            };
+            let fold = folds.then(|| builder.fold_task(site));
+            let sketch = builder.sketch_task(site, all);
+            let project = builder.project_task(site, Some(rows), DataId::Basis { site });
+            fold.iter()
+                .chain([&sketch, &project])
+                .map(|task| self.task_cost(task).flops)
+                .sum::<f64>()
+        };
+        flops(true) < flops(false)
     }
 }
 
@@ -251,21 +170,22 @@ struct Builder<'a> {
     /// The device the tasks pushed now run on.
     device: usize,
     tasks: Vec<Task>,
-    /// Whether each site folds, decided once per graph (empty for dry-run costs, which ask the
-    /// graph).
+    /// Whether each site folds, decided once per graph (empty for dry-run costs, which then
+    /// ask the graph).
     folding: Vec<bool>,
 }
 
 impl<'a> Builder<'a> {
-    /// A builder for dry-run costs of `shape`'s tasks, pushing none.
-    fn dry(shape: &'a SweepGraph) -> Self {
+    /// A builder for dry-run costs of `shape`'s tasks with sites folding as `folding` says (as
+    /// the graph decides where it says nothing), pushing none.
+    fn dry(shape: &'a SweepGraph, folding: Vec<bool>) -> Self {
         Builder {
             shape,
             batches: Vec::new(),
             width: shape.sketch,
             device: 0,
             tasks: Vec::new(),
-            folding: Vec::new(),
+            folding,
         }
     }
 
@@ -291,19 +211,6 @@ impl<'a> Builder<'a> {
 
     fn devices(&self) -> std::ops::Range<usize> {
         0..self.shape.active_devices()
-    }
-
-    fn cores(&self, site: usize) -> Vec<Labeled<Shape>> {
-        let k = self.layers();
-        self.stack()
-            .site(site)
-            .iter()
-            .enumerate()
-            .map(|(i, s)| Labeled {
-                legs: legs::core(i, k),
-                value: s.to_vec(),
-            })
-            .collect()
     }
 
     /// The input cores of `site` as the tasks of the current device read them: read once for
@@ -347,165 +254,95 @@ impl<'a> Builder<'a> {
         ids
     }
 
-    /// The fold task of `site`, where it folds: its cores into the S to its right.
-    fn fold(&mut self, site: usize, step: usize) {
-        if !self.folds(site) {
-            return;
-        }
+    /// A compute task of the current device, with its kernel's dry-run cost.
+    fn kernel_task(
+        &self,
+        op: Op,
+        site: usize,
+        cols: Option<Cols>,
+        io: (Vec<DataId>, Vec<DataId>),
+    ) -> Task {
+        let (inputs, outputs) = io;
+        let mut task = Task {
+            op,
+            site,
+            cols,
+            within: None,
+            inputs,
+            outputs,
+            flops: 0.0,
+            peak_bytes: 0,
+            moved_bytes: 0,
+            lane: op.lane(),
+            device: self.device,
+            step: 0,
+        };
+        let cost = self.shape.task_cost(&task);
+        task.flops = cost.flops;
+        task.peak_bytes = cost.peak_bytes;
+        task
+    }
+
+    /// The env task of `site` over `cols`: C_site from C_site-1 and the cores.
+    fn env_task(&self, site: usize, cols: Cols) -> Task {
+        let mut inputs = if site > 0 {
+            vec![DataId::Env {
+                site: site - 1,
+                cols,
+            }]
+        } else {
+            vec![]
+        };
+        inputs.extend(self.core_ids(site, Pass::LeftToRight));
+        let io = (inputs, vec![DataId::Env { site, cols }]);
+        self.kernel_task(Op::Env, site, Some(cols), io)
+    }
+
+    /// The fold task of `site`: its cores into the S to its right.
+    fn fold_task(&self, site: usize) -> Task {
         let mut inputs = self.core_ids(site, Pass::RightToLeft);
         inputs.extend(self.proj_ids(site + 1));
         let io = (inputs, vec![DataId::Folded { site }]);
-        let cost = self.fold_cost(site);
-        self.push(Op::Fold, site, None, io, cost, step);
+        self.kernel_task(Op::Fold, site, None, io)
     }
 
-    /// Environment entering `site` for `cols` columns: `[cols, left bonds of site]`.
-    fn env_in(&self, site: usize, cols: usize) -> Labeled<Shape> {
-        let value = std::iter::once(cols)
-            .chain(self.stack().site(site).iter().map(|s| s[0]))
-            .collect();
-        Labeled {
-            legs: legs::env_in(self.layers()),
-            value,
-        }
+    /// The sketch task of `site` over `cols`: Y_site from C_site-1 and the site to the right.
+    fn sketch_task(&self, site: usize, cols: Cols) -> Task {
+        let mut inputs = vec![DataId::Env {
+            site: site - 1,
+            cols,
+        }];
+        inputs.extend(self.site_ids(site));
+        let io = (inputs, vec![DataId::Sketch { site, cols }]);
+        self.kernel_task(Op::Sketch, site, Some(cols), io)
     }
 
-    /// S entering `site` from the right: `[right bonds of site, output bond right of site]`.
-    fn proj_in(&self, site: usize) -> Labeled<Shape> {
-        let out = self.shape.out_bond_right(site);
-        let value = self
-            .stack()
-            .site(site)
-            .iter()
-            .map(|s| s[1])
-            .chain(std::iter::once(out))
-            .collect();
-        Labeled {
-            legs: legs::proj_in(self.layers()),
-            value,
-        }
-    }
-
-    /// Basis η of `site` (conjugated or not): `[bond left, Up, Down, bond right]`.
-    fn basis(&self, site: usize) -> Labeled<Shape> {
-        let (up, down) = self.stack().output_phys(site);
-        let (left, right) = (
-            self.shape.out_bond_left(site),
-            self.shape.out_bond_right(site),
-        );
-        Labeled {
-            legs: legs::basis(),
-            value: vec![left, up, down, right],
-        }
-    }
-
-    /// Dry-run cost of the env task of `site` over `width` sketch columns.
-    fn env_cost(&self, site: usize, width: usize) -> Meter {
-        let (up, down) = self.stack().output_phys(site);
-        let omega = Labeled {
-            legs: legs::omega(),
-            value: vec![up, down, width],
+    /// A project task of `site` reading `basis`, over `rows` of it (`None`: all it holds).
+    fn project_task(&self, site: usize, rows: Option<Cols>, basis: DataId) -> Task {
+        let mut inputs = vec![basis];
+        inputs.extend(self.site_ids(site));
+        let output = if self.sharing() {
+            DataId::Part {
+                of: Shared::Proj { site },
+                device: self.device,
+            }
+        } else {
+            DataId::Proj { site }
         };
-        let mut cost = Meter::default();
-        kernels::env(
-            &self.env_in(site, width),
-            &self.cores(site),
-            &omega,
-            &mut cost,
-        );
-        cost
+        self.kernel_task(Op::Project, site, rows, (inputs, vec![output]))
     }
 
-    /// Dry-run cost of the sketch task of `site` over `width` sketch columns.
-    fn sketch_cost(&self, site: usize, width: usize) -> Meter {
-        if self.folds(site) {
-            self.folded_sketch_cost(site, width)
-        } else {
-            self.unfolded_sketch_cost(site, width)
-        }
+    /// Pushes `task` at sweep step `step`.
+    fn push_task(&mut self, mut task: Task, step: usize) {
+        task.step = step;
+        self.tasks.push(task);
     }
 
-    /// Dry-run cost of the project task of `site` over `rows` rows of its basis (output bond
-    /// columns of S).
-    fn project_cost(&self, site: usize, rows: usize) -> Meter {
-        if self.folds(site) {
-            self.folded_project_cost(site, rows)
-        } else {
-            self.unfolded_project_cost(site, rows)
-        }
-    }
-
-    /// Dry-run cost of a sketch that contracts the cores itself.
-    fn unfolded_sketch_cost(&self, site: usize, width: usize) -> Meter {
-        let mut cost = Meter::default();
-        kernels::sketch(
-            &self.env_in(site, width),
-            &self.cores(site),
-            &self.proj_in(site),
-            &mut cost,
-        );
-        cost
-    }
-
-    /// Dry-run cost of a projection that contracts the cores itself.
-    fn unfolded_project_cost(&self, site: usize, rows: usize) -> Meter {
-        let mut cost = Meter::default();
-        let basis = self.basis_rows(site, rows);
-        kernels::project(&basis, &self.cores(site), &self.proj_in(site), &mut cost);
-        cost
-    }
-
-    /// Dry-run cost of folding the cores of `site` into S.
-    fn fold_cost(&self, site: usize) -> Meter {
-        let mut cost = Meter::default();
-        kernels::fold_right(&self.cores(site), &self.proj_in(site), &mut cost);
-        cost
-    }
-
-    /// Dry-run cost of a sketch from the folded site.
-    fn folded_sketch_cost(&self, site: usize, width: usize) -> Meter {
-        let mut cost = Meter::default();
-        kernels::sketch_folded(&self.env_in(site, width), &self.folded(site), &mut cost);
-        cost
-    }
-
-    /// Dry-run cost of a projection from the folded site.
-    fn folded_project_cost(&self, site: usize, rows: usize) -> Meter {
-        let mut cost = Meter::default();
-        let basis = self.basis_rows(site, rows);
-        kernels::project_folded(&basis, &self.folded(site), &mut cost);
-        cost
-    }
-
-    /// The basis of `site` cut to `rows` rows.
-    fn basis_rows(&self, site: usize, rows: usize) -> Labeled<Shape> {
-        let mut basis = self.basis(site);
-        basis.value[0] = rows;
-        basis
-    }
-
-    /// The folded site W: `[left bonds of site, Up, Down, output bond right of site]`.
-    fn folded(&self, site: usize) -> Labeled<Shape> {
-        let (up, down) = self.stack().output_phys(site);
-        let out = self.shape.out_bond_right(site);
-        let value = self
-            .stack()
-            .site(site)
-            .iter()
-            .map(|s| s[0])
-            .chain([up, down, out])
-            .collect();
-        Labeled {
-            legs: legs::folded(self.layers()),
-            value,
-        }
-    }
-
+    /// Pushes a task that moves data, costed in complex128 by `cost`.
     fn push(
         &mut self,
         op: Op,
         site: usize,
-        cols: Option<Cols>,
         io: (Vec<DataId>, Vec<DataId>),
         cost: Meter,
         step: usize,
@@ -517,7 +354,7 @@ impl<'a> Builder<'a> {
         self.tasks.push(Task {
             op,
             site,
-            cols,
+            cols: None,
             within: None,
             inputs,
             outputs,
@@ -540,36 +377,38 @@ impl<'a> Builder<'a> {
         step: usize,
     ) {
         let (inputs, output) = io;
-        let cost = Meter {
-            flops: 0.0,
-            peak_bytes: 0,
-        };
-        self.push(op, site, None, (inputs, vec![output]), cost, step);
+        self.push(op, site, (inputs, vec![output]), Meter::default(), step);
         let task = self.tasks.last_mut().expect("just pushed");
         task.peak_bytes = bytes;
         task.moved_bytes = bytes;
+    }
+
+    /// Pushes an io task that reads or writes the value `id` (its bytes in complex128).
+    fn push_io(
+        &mut self,
+        op: Op,
+        site: usize,
+        io: (Vec<DataId>, Vec<DataId>),
+        id: DataId,
+        step: usize,
+    ) {
+        let elements: usize = self.shape.value_dims(id).iter().product();
+        let cost = Meter {
+            flops: 0.0,
+            peak_bytes: (elements * C128_BYTES) as u64,
+        };
+        self.push(op, site, io, cost, step);
     }
 
     /// Reads the cores of `site` for `pass` once; when devices share the sweep, each device
     /// that reads them uploads its part of every core and all-gathers the others'.
     fn read_sites(&mut self, site: usize, pass: Pass, step: usize) {
         let devices = 0..self.shape.core_readers(site, pass);
-        for (layer, shape) in self.stack().site(site).into_iter().enumerate() {
-            let bytes = shape.iter().product::<usize>() * C128_BYTES;
-            let cost = Meter {
-                flops: 0.0,
-                peak_bytes: bytes as u64,
-            };
-            let out = vec![DataId::Core { layer, site, pass }];
+        for layer in 0..self.layers() {
+            let core = DataId::Core { layer, site, pass };
             self.device = 0;
-            self.push(
-                Op::ReadSite { layer, pass },
-                site,
-                None,
-                (vec![], out),
-                cost,
-                step,
-            );
+            let io = (vec![], vec![core]);
+            self.push_io(Op::ReadSite { layer, pass }, site, io, core, step);
             if self.sharing() {
                 let of = Shared::Core { layer, site, pass };
                 self.share_between(of, devices.clone().collect(), devices.clone(), step);
@@ -610,16 +449,12 @@ impl<'a> Builder<'a> {
     /// Hands the output core `core` of `site` to the sink: `WriteSite` for a final core,
     /// `StoreDraft` for an oversampled one the rounding sweep reads back.
     fn write_site(&mut self, op: Op, site: usize, core: DataId, step: usize) {
-        let bytes = self.basis(site).value.iter().product::<usize>() * C128_BYTES;
-        let cost = Meter {
-            flops: 0.0,
-            peak_bytes: bytes as u64,
-        };
         let outputs = match op {
             Op::StoreDraft => vec![DataId::Stored { site }],
             _ => vec![],
         };
-        self.push(op, site, None, (vec![core], outputs), cost, step);
+        let basis = DataId::Basis { site };
+        self.push_io(op, site, (vec![core], outputs), basis, step);
     }
 
     /// True when the sketch is wider than χ̄, so a rounding sweep must follow.
@@ -648,42 +483,18 @@ impl<'a> Builder<'a> {
             if site == 0 {
                 inputs.push(DataId::Basis { site });
             } else {
-                let bytes = self.basis(site).value.iter().product::<usize>() * C128_BYTES;
-                let read = Meter {
-                    flops: 0.0,
-                    peak_bytes: bytes as u64,
-                };
-                let io = (vec![DataId::Stored { site }], vec![DataId::Draft { site }]);
-                self.push(Op::LoadDraft, site, None, io, read, step);
-                inputs.extend([DataId::Carry { site: site - 1 }, DataId::Draft { site }]);
+                let draft = DataId::Draft { site };
+                let io = (vec![DataId::Stored { site }], vec![draft]);
+                self.push_io(Op::LoadDraft, site, io, draft, step);
+                inputs.extend([DataId::Carry { site: site - 1 }, draft]);
             }
             let mut outputs = vec![DataId::Rounded { site }];
             if site + 1 < n {
                 outputs.push(DataId::Carry { site });
             }
-            let cost = self.round_cost(site);
-            self.push(Op::Round, site, None, (inputs, outputs), cost, step);
+            let round = self.kernel_task(Op::Round, site, None, (inputs, outputs));
+            self.push_task(round, step);
             self.write_site(Op::WriteSite, site, DataId::Rounded { site }, step);
-        }
-    }
-
-    /// Dry-run cost of the rounding step at `site`: the carry times the draft, then an SVD.
-    fn round_cost(&self, site: usize) -> Meter {
-        let [left, up, down, right] = self.basis(site).value[..] else {
-            unreachable!("a basis has four legs")
-        };
-        let kept = if site == 0 {
-            1
-        } else {
-            self.shape.chi_out.min(left)
-        };
-        let rows = kept * up * down;
-        let product = 8.0 * (kept * left * up * down * right) as f64;
-        let bytes = (kept * left + left * up * down * right + 2 * rows * right + right * right)
-            * C128_BYTES;
-        Meter {
-            flops: product + kernels::svd_flops(rows, right),
-            peak_bytes: bytes as u64,
         }
     }
 
@@ -693,24 +504,8 @@ impl<'a> Builder<'a> {
             self.read_sites(site, Pass::LeftToRight, site);
             for (device, cols) in self.batches.clone() {
                 self.device = device;
-                let cost = self.env_cost(site, cols.len());
-                let mut inputs = if site > 0 {
-                    vec![DataId::Env {
-                        site: site - 1,
-                        cols,
-                    }]
-                } else {
-                    vec![]
-                };
-                inputs.extend(self.core_ids(site, Pass::LeftToRight));
-                self.push(
-                    Op::Env,
-                    site,
-                    Some(cols),
-                    (inputs, vec![DataId::Env { site, cols }]),
-                    cost,
-                    site,
-                );
+                let env = self.env_task(site, cols);
+                self.push_task(env, site);
             }
         }
         self.device = 0;
@@ -721,23 +516,14 @@ impl<'a> Builder<'a> {
         for site in (1..n).rev() {
             let step = 2 * n - 2 - site;
             self.read_sites(site, Pass::RightToLeft, step);
-            self.fold(site, step);
+            if self.folds(site) {
+                let fold = self.fold_task(site);
+                self.push_task(fold, step);
+            }
             for (device, cols) in self.batches.clone() {
                 self.device = device;
-                let cost = self.sketch_cost(site, cols.len());
-                let mut inputs = vec![DataId::Env {
-                    site: site - 1,
-                    cols,
-                }];
-                inputs.extend(self.site_ids(site));
-                self.push(
-                    Op::Sketch,
-                    site,
-                    Some(cols),
-                    (inputs, vec![DataId::Sketch { site, cols }]),
-                    cost,
-                    step,
-                );
+                let sketch = self.sketch_task(site, cols);
+                self.push_task(sketch, step);
             }
             self.qr(site, step);
             self.project(site, step);
@@ -745,23 +531,15 @@ impl<'a> Builder<'a> {
         }
         let step = 2 * n - 2;
         self.read_sites(0, Pass::RightToLeft, step);
-        let mut cost = Meter::default();
-        kernels::sketch(
-            &self.env_in(0, 1),
-            &self.cores(0),
-            &self.proj_in(0),
-            &mut cost,
-        );
         let mut inputs = self.core_ids(0, Pass::RightToLeft);
         inputs.extend(self.proj_ids(1));
-        self.push(
+        let first = self.kernel_task(
             Op::First,
             0,
             None,
             (inputs, vec![DataId::Basis { site: 0 }]),
-            cost,
-            step,
         );
+        self.push_task(first, step);
         self.hand_over(0, step);
     }
 
@@ -789,17 +567,7 @@ impl<'a> Builder<'a> {
                 self.push_copy(Op::Scatter, site, io, bytes, step);
                 replica
             };
-            let mut inputs = vec![basis];
-            inputs.extend(self.site_ids(site));
-            let output = if self.sharing() {
-                DataId::Part {
-                    of: Shared::Proj { site },
-                    device,
-                }
-            } else {
-                DataId::Proj { site }
-            };
-            self.project_rows(site, rows, (inputs, vec![output]), step);
+            self.project_rows(site, rows, basis, step);
         }
         if self.sharing() {
             let readers = if site > 1 { self.devices() } else { 0..1 };
@@ -810,41 +578,27 @@ impl<'a> Builder<'a> {
 
     /// The project tasks of the current device over `rows` of the basis of `site`: one task,
     /// or blocks of batch width writing their slices of the output.
-    fn project_rows(
-        &mut self,
-        site: usize,
-        rows: Cols,
-        io: (Vec<DataId>, Vec<DataId>),
-        step: usize,
-    ) {
-        let whole = rows.start == 0 && rows.end == self.basis(site).value[0];
+    fn project_rows(&mut self, site: usize, rows: Cols, basis: DataId, step: usize) {
+        let whole = rows.start == 0 && rows.end == self.shape.out_bond_left(site);
         let fixed = self.shape.qr_cutoff() > 0.0;
         if fixed || (whole && self.width >= rows.len()) {
-            let cost = self.project_cost(site, rows.len());
-            return self.push(Op::Project, site, None, io, cost, step);
+            let task = self.project_task(site, None, basis);
+            return self.push_task(task, step);
         }
         for start in (rows.start..rows.end).step_by(self.width) {
             let block = Cols {
                 start,
                 end: (start + self.width).min(rows.end),
             };
-            let cost = self.project_cost(site, block.len());
-            self.push(Op::Project, site, Some(block), io.clone(), cost, step);
-            self.tasks.last_mut().expect("just pushed").within = Some(rows);
+            let mut task = self.project_task(site, Some(block), basis);
+            task.within = Some(rows);
+            self.push_task(task, step);
         }
     }
 
     /// The QR of `site` on the QR's device, after the sketch blocks of the other devices are
     /// gathered to it.
     fn qr(&mut self, site: usize, step: usize) {
-        let basis = self.basis(site).value;
-        let rows: usize = basis[1..].iter().product();
-        let sketch = self.shape.sketch;
-        let bytes = (rows * sketch + rows * basis[0]) * C128_BYTES;
-        let cost = Meter {
-            flops: kernels::qr_flops(rows, sketch),
-            peak_bytes: 2 * bytes as u64,
-        };
         self.device = SweepGraph::QR_DEVICE;
         let mut inputs = Vec::new();
         for (device, cols) in self.batches.clone() {
@@ -859,40 +613,19 @@ impl<'a> Builder<'a> {
             self.push_copy(Op::Gather, site, (vec![block], gathered), bytes, step);
             inputs.push(gathered);
         }
-        self.push(
-            Op::Qr,
-            site,
-            None,
-            (inputs, vec![DataId::Basis { site }]),
-            cost,
-            step,
-        );
+        let qr = self.kernel_task(Op::Qr, site, None, (inputs, vec![DataId::Basis { site }]));
+        self.push_task(qr, step);
     }
 
     fn exact_path(&mut self) {
         self.read_sites(0, Pass::RightToLeft, 0);
         self.read_sites(1, Pass::RightToLeft, 0);
-        let mut cost = Meter::default();
-        let left = kernels::site_product(&self.cores(0), &mut cost);
-        let right = kernels::site_product(&self.cores(1), &mut cost);
-        let (p0, p1) = (phys(&left), phys(&right));
-        let bond = left.value.iter().product::<usize>() / p0;
-        let small = p0.min(p1) as f64;
-        cost.record(
-            8.0 * (bond * p0 * p1) as f64 + 8.0 * 4.0 * (p0 * p1) as f64 * small,
-            0,
-        );
         let mut inputs = self.core_ids(0, Pass::RightToLeft);
         inputs.extend(self.core_ids(1, Pass::RightToLeft));
         let outputs = vec![DataId::Basis { site: 0 }, DataId::Basis { site: 1 }];
-        self.push(Op::Exact, 0, None, (inputs, outputs), cost, 0);
+        let exact = self.kernel_task(Op::Exact, 0, None, (inputs, outputs));
+        self.push_task(exact, 0);
         self.write_site(Op::WriteSite, 0, DataId::Basis { site: 0 }, 1);
         self.write_site(Op::WriteSite, 1, DataId::Basis { site: 1 }, 1);
     }
-}
-
-/// Product of the `Up` and `Down` sizes of a site product.
-fn phys(product: &Labeled<Shape>) -> usize {
-    use crate::tensor::Operand;
-    product.dim(Leg::Up) * product.dim(Leg::Down)
 }

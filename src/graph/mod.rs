@@ -4,6 +4,8 @@ mod build;
 mod data;
 mod devices;
 mod export;
+mod kernel;
+mod options;
 mod placement;
 mod sizes;
 mod split;
@@ -12,9 +14,10 @@ mod task;
 mod test_shapes;
 mod unfold;
 
-pub use build::GraphOptions;
 pub use data::{Cols, DataId, Pass, Shared, Stage};
 pub use devices::share;
+pub use kernel::KernelValues;
+pub use options::GraphOptions;
 pub use task::{Lane, LaneId, Op, SliceAxis, Task};
 
 use crate::tensor::DType;

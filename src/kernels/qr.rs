@@ -2,66 +2,9 @@
 
 use super::kept_rank;
 use crate::error::{Error, Result};
+use crate::tensor::matrix::thin_qr;
 use crate::tensor::{Array, Scalar};
-use faer::dyn_stack::{MemBuffer, MemStack};
-use faer::linalg::householder;
-use faer::linalg::qr::no_pivoting::factor;
-use faer::{Conj, Mat, MatRef, Par};
-
-/// QRs with fewer than this many `m·n²` multiply-adds run on one thread: splitting them across
-/// threads cost more than it saved (measured on the benchmark problems: 0.10 s → 0.06 s).
-const PARALLEL_QR: usize = 1 << 24;
-
-/// The thin Q and R factors of `a` (Householder QR), threaded only when the matrix is large.
-fn thin_qr<T: Scalar>(a: MatRef<'_, T>) -> (Mat<T>, Mat<T>) {
-    let (m, n) = a.shape();
-    let size = m.min(n);
-    let par = if m * n * n < PARALLEL_QR {
-        Par::Seq
-    } else {
-        Par::rayon(0)
-    };
-    let block = factor::recommended_block_size::<T>(m, n);
-    let mut factors = a.to_owned();
-    let mut coeff = Mat::<T>::zeros(block, size);
-    let scratch = factor::qr_in_place_scratch::<T>(m, n, block, par, Default::default());
-    factor::qr_in_place(
-        factors.as_mut(),
-        coeff.as_mut(),
-        par,
-        MemStack::new(&mut MemBuffer::new(scratch)),
-        Default::default(),
-    );
-    let basis = Mat::from_fn(m, size, |i, j| match i.cmp(&j) {
-        std::cmp::Ordering::Less => T::zero(),
-        std::cmp::Ordering::Equal => T::one(),
-        std::cmp::Ordering::Greater => factors[(i, j)],
-    });
-    let mut q = Mat::<T>::identity(m, size);
-    let scratch = householder::apply_block_householder_sequence_on_the_left_in_place_scratch::<T>(
-        m, block, size,
-    );
-    householder::apply_block_householder_sequence_on_the_left_in_place_with_conj(
-        basis.as_ref(),
-        coeff.as_ref(),
-        Conj::No,
-        q.as_mut(),
-        par,
-        MemStack::new(&mut MemBuffer::new(scratch)),
-    );
-    let r = Mat::from_fn(
-        size,
-        n,
-        |i, j| {
-            if i <= j {
-                factors[(i, j)]
-            } else {
-                T::zero()
-            }
-        },
-    );
-    (q, r)
-}
+use faer::{Mat, MatRef, Par};
 
 /// Q·U_k, where U_k are the left singular vectors of `r` whose singular values reach
 /// `cutoff · σ_max` (at least one).

@@ -2,7 +2,7 @@
 
 use super::kept_rank;
 use crate::error::Result;
-use crate::ops::matrix::{product, tensor, thin_svd, view};
+use crate::tensor::matrix::{product, tensor, thin_svd, view};
 use crate::tensor::{Array, Scalar};
 
 /// A rounded output core and what it carries to the next site.

@@ -1,8 +1,8 @@
 //! Norms and distances of trains by a QR sweep (resolves relative distances near 1e-15).
 
 use super::difference::difference;
-use super::matrix::{product, thin_qr, view};
 use crate::error::{Error, Result};
+use crate::tensor::matrix::{product, thin_qr_row_major, view};
 use crate::tensor::{Tensor, C64};
 use crate::train::Train;
 
@@ -53,7 +53,7 @@ fn sweep_norm(cores: &[Tensor]) -> f64 {
         if site + 1 == cores.len() {
             return merged.iter().map(|z| z.norm_sqr()).sum::<f64>().sqrt();
         }
-        let (_, rf, k) = thin_qr(&merged, carry_rows * u * d, r);
+        let (_, rf, k) = thin_qr_row_major(&merged, carry_rows * u * d, r);
         carry = rf;
         carry_rows = k;
     }

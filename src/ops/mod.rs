@@ -3,7 +3,6 @@
 mod difference;
 mod distance;
 mod exact_product;
-pub(crate) mod matrix;
 mod truncate;
 
 pub use distance::{distance, norm};

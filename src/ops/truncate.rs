@@ -1,7 +1,7 @@
 //! Truncated-SVD compression of a train (the near-optimal reference SRC is measured against).
 
-use super::matrix::{product, tensor, thin_qr, thin_svd, view};
 use crate::error::Result;
+use crate::tensor::matrix::{product, tensor, thin_qr_row_major, thin_svd, view};
 use crate::tensor::{Tensor, C64};
 use crate::train::Train;
 
@@ -26,7 +26,7 @@ fn svd_sweep(train: &Train, chi: usize) -> Result<(Train, Vec<Vec<f64>>)> {
     let n = cores.len();
     for site in 0..n - 1 {
         let [l, r, u, d] = dims(&cores[site]);
-        let (q, rf, k) = thin_qr(cores[site].permute(&[0, 2, 3, 1]).data(), l * u * d, r);
+        let (q, rf, k) = thin_qr_row_major(cores[site].permute(&[0, 2, 3, 1]).data(), l * u * d, r);
         cores[site] = tensor(vec![l, u, d, k], q).permute(&[0, 3, 1, 2]);
         let [_, r2, u2, d2] = dims(&cores[site + 1]);
         cores[site + 1] = tensor(

@@ -4,6 +4,7 @@ mod any;
 mod dense;
 mod dtype;
 mod legs;
+pub(crate) mod matrix;
 mod meter;
 mod operand;
 mod permute;

@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# This tree's srcflow against a binary built from another commit, in one run on this machine:
+# wall time of `srcflow run` on MPO·MPS and MPO·MPO shapes (the MPO·MPO in both orders) and
+# on an out-of-core MPO·MPS (environments spilled to host memory and disk), alternating the
+# two binaries, and whether their outputs are bitwise equal. Prints a markdown table.
+#
+#   benches/against_commit.sh                 # against HEAD (the commit before uncommitted work)
+#   benches/against_commit.sh HEAD~1          # against any commit
+#   REPS=5 CASES="mps-small mpo-wide" benches/against_commit.sh HEAD~1
+#
+# The other commit is checked out in a worktree under target/ and built with a target directory
+# of its own (the first build compiles every dependency again: minutes). A ratio above 1 means
+# this tree is slower. Best of REPS runs each.
+set -euo pipefail
+REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$REPO"
+REV="${1:-HEAD}"
+REPS="${REPS:-3}"
+CASES="${CASES:-mps-small mps-large mpo-wide mpo-narrow out-of-core}"
+WORK="${SRCFLOW_BENCH_DIR:-$REPO/target/bench/against-commit}"
+COMMIT="$(git rev-parse --verify "$REV^{commit}")"
+cargo build --release --quiet
+NEW="$REPO/target/release/srcflow"
+TREE="$REPO/target/at-commit/tree"
+git worktree remove --force "$TREE" 2>/dev/null || rm -rf "$TREE"
+git worktree prune
+git worktree add --detach --quiet "$TREE" "$COMMIT"
+trap 'git worktree remove --force "$TREE" 2>/dev/null || true' EXIT
+cargo build --release --quiet --manifest-path "$TREE/Cargo.toml" --target-dir "$REPO/target/at-commit/build"
+OLD="$REPO/target/at-commit/build/release/srcflow"
+rm -rf "$WORK" && mkdir -p "$WORK"
+field() { python3 -c "import json,sys; print(json.load(sys.stdin)['$1'])"; }
+best() { python3 -c "import sys; print(min(float(x) for x in sys.argv[1:]))" "$@"; }
+same() { diff -rq "$1" "$2" >/dev/null && echo "bitwise" || echo "**differ**"; }
+
+echo "Against ${COMMIT:0:10} ($(git log -1 --format=%s "$COMMIT" | cut -c1-60)…), best of $REPS."
+echo
+echo "| case | problem | run options | this tree s | ${COMMIT:0:7} s | ratio | outputs |"
+echo "|---|---|---|---|---|---|---|"
+for case in $CASES; do
+    case "$case" in
+        mps-small) gen="random --sites 30 --bond 128 --mpo-bond 16"; opts="--chi-out 128" ;;
+        mps-large) gen="random --sites 30 --bond 256 --mpo-bond 16"; opts="--chi-out 256" ;;
+        mpo-wide) gen="identity --sites 16 --mpo-bond 96 --bond 4"; opts="--chi-out 128" ;;
+        mpo-narrow) gen="identity --sites 16 --mpo-bond 4 --bond 96"; opts="--chi-out 128" ;;
+        out-of-core) gen="random --sites 30 --bond 128 --mpo-bond 16"
+            opts="--chi-out 128 --host-memory 300MB --device-memory 60MB" ;;
+        *) echo "unknown case $case" >&2; exit 2 ;;
+    esac
+    dir="$WORK/$case"
+    # shellcheck disable=SC2086
+    "$NEW" gen $gen "$dir/problem" --seed 1 >/dev/null
+    new=() old=()
+    for rep in $(seq "$REPS"); do
+        rm -rf "$dir/new" "$dir/old"
+        # shellcheck disable=SC2086
+        new+=("$("$NEW" run "$dir/problem" $opts --seed 3 --out "$dir/new" --json | field wall_s)")
+        # shellcheck disable=SC2086
+        old+=("$("$OLD" run "$dir/problem" $opts --seed 3 --out "$dir/old" --json | field wall_s)")
+    done
+    t_new="$(best "${new[@]}")"
+    t_old="$(best "${old[@]}")"
+    ratio="$(python3 -c "print(f'{$t_new / $t_old:.3f}')")"
+    echo "| $case | gen $gen | $opts | $t_new | $t_old | $ratio | $(same "$dir/new" "$dir/old") |"
+done

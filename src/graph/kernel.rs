@@ -1,0 +1,312 @@
+//! What each compute task computes, written once: which input is the environment, which the
+//! cores, S or W, their legs, the site's edge cases and the sketch Ω. It runs over any
+//! operand: over shapes it is the graph's cost model ([`SweepGraph::task_cost`]), over values
+//! it is the task itself (a backend supplies the values through [`KernelValues`]).
+
+use super::{Cols, Op, SweepGraph, Task};
+use crate::error::{Error, Result};
+use crate::kernels::{self, legs};
+use crate::tensor::{Labeled, Leg, Meter, Operand, Shape};
+
+/// What a task's kernel needs besides contracting its inputs: the operands it makes (ones at
+/// the ends of the chain, the sketch Ω) and the steps that are not contractions (conjugation,
+/// joining sketch blocks, the QR, the rounding SVD, the exact two-site SVD). Values implement
+/// it by computing; shapes by counting what the computation would cost.
+pub trait KernelValues<V> {
+    /// A value of ones with dimensions `dims` (the environment left of site 0, S right of the
+    /// last site).
+    fn ones(&self, dims: Vec<usize>) -> V;
+    /// The test matrix Ω `[Up, Down, Col]` of `site` over sketch columns `cols`.
+    fn omega(&self, site: usize, up: usize, down: usize, cols: Cols) -> V;
+    /// The complex conjugate of `value`.
+    fn conj(&self, value: &V) -> V;
+    /// Sketch blocks joined along their first (column) axis.
+    fn join_cols(&self, blocks: &[V]) -> V;
+    /// The orthonormal basis η `[r, Up, Down, OutRight]` of a sketch `[Col, Up, Down, OutRight]`
+    /// ([`kernels::orthonormal_basis`]).
+    fn orthonormal_basis(&self, y: &V, cutoff: f64, meter: &mut Meter) -> Result<V>;
+    /// One rounding step ([`kernels::round`]): the rounded core, then the carry if any.
+    fn round(
+        &self,
+        carry: Option<&V>,
+        draft: &V,
+        cap: usize,
+        cutoff: f64,
+        meter: &mut Meter,
+    ) -> Result<Vec<V>>;
+    /// The two output cores of a two-site product from its site products
+    /// ([`kernels::exact_pair`]).
+    fn exact_pair(
+        &self,
+        left: &V,
+        right: &V,
+        chi_out: usize,
+        cutoff: f64,
+        meter: &mut Meter,
+    ) -> Result<Vec<V>>;
+}
+
+impl SweepGraph {
+    /// Runs the kernel of compute task `task` on `inputs` (in the task's input order, cut to
+    /// its rows for a half-batch node) and returns its outputs, counting its work in `meter`.
+    pub fn run_kernel<V, K>(
+        &self,
+        task: &Task,
+        inputs: Vec<V>,
+        values: &K,
+        meter: &mut Meter,
+    ) -> Result<Vec<V>>
+    where
+        Labeled<V>: Operand,
+        K: KernelValues<V>,
+    {
+        let call = Call {
+            graph: self,
+            site: task.site,
+            values,
+        };
+        let mut inputs = inputs.into_iter();
+        let result = match task.op {
+            Op::Env => {
+                let cols = task.cols.expect("env tasks have columns");
+                let c_prev = call.env_in(&mut inputs, cols);
+                let cores = call.cores(&mut inputs);
+                let (up, down) = self.stack.output_phys(task.site);
+                let omega = call.label(legs::omega(), values.omega(task.site, up, down, cols));
+                kernels::env(&c_prev, &cores, &omega, meter)
+            }
+            Op::Fold => {
+                let cores = call.cores(&mut inputs);
+                let s_next = call.s_next(&mut inputs);
+                kernels::fold_right(&cores, &s_next, meter)
+            }
+            Op::Sketch if task.reads_folded() => {
+                let c_prev = call.label(legs::env_in(call.layers()), next(&mut inputs));
+                let folded = call.label(legs::folded(call.layers()), next(&mut inputs));
+                kernels::sketch_folded(&c_prev, &folded, meter)
+            }
+            Op::Sketch => {
+                let c_prev = call.label(legs::env_in(call.layers()), next(&mut inputs));
+                let cores = call.cores(&mut inputs);
+                let s_next = call.s_next(&mut inputs);
+                kernels::sketch(&c_prev, &cores, &s_next, meter)
+            }
+            Op::First => {
+                let unit_env = call.label(legs::env_in(call.layers()), call.units());
+                let cores = call.cores(&mut inputs);
+                let s_next = call.s_next(&mut inputs);
+                kernels::sketch(&unit_env, &cores, &s_next, meter)
+            }
+            Op::Project if task.reads_folded() => {
+                let eta_conj = call.label(legs::basis(), values.conj(&next(&mut inputs)));
+                let folded = call.label(legs::folded(call.layers()), next(&mut inputs));
+                kernels::project_folded(&eta_conj, &folded, meter)
+            }
+            Op::Project => {
+                let eta_conj = call.label(legs::basis(), values.conj(&next(&mut inputs)));
+                let cores = call.cores(&mut inputs);
+                let s_next = call.s_next(&mut inputs);
+                kernels::project(&eta_conj, &cores, &s_next, meter)
+            }
+            Op::Qr => {
+                let y = values.join_cols(&inputs.collect::<Vec<_>>());
+                return Ok(vec![values.orthonormal_basis(
+                    &y,
+                    self.qr_cutoff(),
+                    meter,
+                )?]);
+            }
+            Op::Round => {
+                let inputs: Vec<V> = inputs.collect();
+                let (carry, draft) = match &inputs[..] {
+                    [draft] => (None, draft),
+                    [carry, draft] => (Some(carry), draft),
+                    _ => return Err(Error::Invalid(format!("task {task} needs 1 or 2 inputs"))),
+                };
+                return values.round(carry, draft, self.chi_out, self.cutoff, meter);
+            }
+            Op::Exact => {
+                let left = kernels::site_product(&call.cores(&mut inputs), meter);
+                let right = kernels::site_product(&call.cores(&mut inputs), meter);
+                let (chi_out, cutoff) = (self.chi_out, self.cutoff);
+                return values.exact_pair(&left.value, &right.value, chi_out, cutoff, meter);
+            }
+            _ => return Err(Error::Invalid(format!("task {task} is not a compute task"))),
+        };
+        Ok(vec![result.value])
+    }
+
+    /// Dry-run cost of compute task `task` in the graph's element type: its kernel run on the
+    /// shapes of its inputs.
+    pub fn task_cost(&self, task: &Task) -> Meter {
+        let inputs = task
+            .inputs
+            .iter()
+            .map(|&id| {
+                let mut dims = self.value_dims(id);
+                if let (Some(cols), true) = (task.cols, task.slices_input(&id)) {
+                    dims[0] = cols.len();
+                }
+                dims
+            })
+            .collect();
+        let mut meter = Meter::default();
+        self.run_kernel(task, inputs, &Shapes, &mut meter)
+            .expect("a compute task's kernel runs on its input shapes");
+        meter.in_dtype(self.dtype)
+    }
+}
+
+/// The next input of a task, which the graph guarantees is there.
+fn next<V>(inputs: &mut impl Iterator<Item = V>) -> V {
+    inputs
+        .next()
+        .expect("the graph gives each kernel its inputs")
+}
+
+/// One kernel call: labels the task's inputs by their role at its site.
+struct Call<'a, K> {
+    graph: &'a SweepGraph,
+    site: usize,
+    values: &'a K,
+}
+
+impl<K> Call<'_, K> {
+    /// Number of layers.
+    fn layers(&self) -> usize {
+        self.graph.stack.layers.len()
+    }
+
+    /// `value` with axes named `legs`.
+    fn label<V>(&self, legs: Vec<Leg>, value: V) -> Labeled<V> {
+        Labeled { legs, value }
+    }
+
+    /// The cores of every layer at the site, next in `inputs`.
+    fn cores<V>(&self, inputs: &mut impl Iterator<Item = V>) -> Vec<Labeled<V>> {
+        let k = self.layers();
+        (0..k)
+            .map(|i| self.label(legs::core(i, k), next(inputs)))
+            .collect()
+    }
+
+    /// The environment entering the site over `cols`: the next input, or ones at site 0.
+    fn env_in<V>(&self, inputs: &mut impl Iterator<Item = V>, cols: Cols) -> Labeled<V>
+    where
+        K: KernelValues<V>,
+    {
+        let k = self.layers();
+        let value = if self.site > 0 {
+            next(inputs)
+        } else {
+            let dims = std::iter::once(cols.len()).chain(vec![1; k]).collect();
+            self.values.ones(dims)
+        };
+        self.label(legs::env_in(k), value)
+    }
+
+    /// S entering the site from the right: the next input, or ones right of the last site.
+    fn s_next<V>(&self, inputs: &mut impl Iterator<Item = V>) -> Labeled<V>
+    where
+        K: KernelValues<V>,
+    {
+        let value = if self.site + 1 < self.graph.sites() {
+            next(inputs)
+        } else {
+            self.units()
+        };
+        self.label(legs::proj_in(self.layers()), value)
+    }
+
+    /// Ones with a unit axis per layer and one more (a unit environment or S).
+    fn units<V>(&self) -> V
+    where
+        K: KernelValues<V>,
+    {
+        self.values.ones(vec![1; self.layers() + 1])
+    }
+}
+
+/// Bytes of a complex128 element: dry-run costs are counted in complex128 and scaled to the
+/// graph's element type in one place ([`Meter::in_dtype`]).
+const C128_BYTES: usize = 16;
+
+/// The cost model's values: shapes, whose factorizations count the work they would do.
+struct Shapes;
+
+impl KernelValues<Shape> for Shapes {
+    fn ones(&self, dims: Vec<usize>) -> Shape {
+        dims
+    }
+
+    fn omega(&self, _site: usize, up: usize, down: usize, cols: Cols) -> Shape {
+        vec![up, down, cols.len()]
+    }
+
+    fn conj(&self, value: &Shape) -> Shape {
+        value.clone()
+    }
+
+    fn join_cols(&self, blocks: &[Shape]) -> Shape {
+        let mut dims = blocks[0].clone();
+        dims[0] = blocks.iter().map(|b| b[0]).sum();
+        dims
+    }
+
+    /// A thin QR of the `(Up·Down·OutRight) × Col` matrix and its thin Q, both held twice.
+    fn orthonormal_basis(&self, y: &Shape, _cutoff: f64, meter: &mut Meter) -> Result<Shape> {
+        let cols = y[0];
+        let rows: usize = y[1..].iter().product();
+        let rank = cols.min(rows);
+        let bytes = (rows * cols + rows * rank) * C128_BYTES;
+        meter.record(kernels::qr_flops(rows, cols), 2 * bytes as u64);
+        Ok([&[rank], &y[1..]].concat())
+    }
+
+    /// The carry times the draft, then an SVD of the `(kept·Up·Down) × R` result.
+    fn round(
+        &self,
+        carry: Option<&Shape>,
+        draft: &Shape,
+        cap: usize,
+        _cutoff: f64,
+        meter: &mut Meter,
+    ) -> Result<Vec<Shape>> {
+        let [left, up, down, right] = draft[..] else {
+            unreachable!("a basis has four legs")
+        };
+        let kept = carry.map_or(left, |c| c[0]);
+        let rows = kept * up * down;
+        let product = 8.0 * (kept * left * up * down * right) as f64;
+        let bytes = (kept * left + left * up * down * right + 2 * rows * right + right * right)
+            * C128_BYTES;
+        meter.record(product + kernels::svd_flops(rows, right), bytes as u64);
+        if right == 1 {
+            return Ok(vec![vec![kept, up, down, 1]]);
+        }
+        let bond = cap.min(rows).min(right);
+        Ok(vec![vec![kept, up, down, bond], vec![bond, right]])
+    }
+
+    /// The product of the two site products, then an SVD of the `p0 × p1` matrix.
+    fn exact_pair(
+        &self,
+        left: &Shape,
+        right: &Shape,
+        chi_out: usize,
+        _cutoff: f64,
+        meter: &mut Meter,
+    ) -> Result<Vec<Shape>> {
+        let phys = |dims: &Shape| (dims[dims.len() - 2], dims[dims.len() - 1]);
+        let ((lu, ld), (ru, rd)) = (phys(left), phys(right));
+        let (p0, p1) = (lu * ld, ru * rd);
+        let bond = left.iter().product::<usize>() / p0;
+        let small = p0.min(p1) as f64;
+        meter.record(
+            8.0 * (bond * p0 * p1) as f64 + 8.0 * 4.0 * (p0 * p1) as f64 * small,
+            0,
+        );
+        let rank = chi_out.min(p0).min(p1);
+        Ok(vec![vec![1, lu, ld, rank], vec![rank, ru, rd, 1]])
+    }
+}
