@@ -1,31 +1,125 @@
-//! `CpuBackend`: the kernels on the host, GEMM and QR by faer, parallel with a rayon pool.
+//! `CpuBackend`: the primitives on host memory, GEMM, QR and SVD by faer, parallel with a rayon
+//! pool of its own (each device of a run keeps its own pool; nothing is set globally).
 
-use super::Backend;
+use super::{Backend, DeviceTensor, Gemm};
 use crate::error::{Error, Result};
-use crate::graph::{Cols, KernelValues, SweepGraph, Task};
-use crate::kernels;
-use crate::plan::Tier;
-use crate::tensor::{AnyTensor, Array, DType, Meter, Typed};
-use crate::test_matrix::test_matrix;
+use crate::tensor::matrix::{self, row_major};
+use crate::tensor::{permute_elements, AnyTensor, Array, DType, Scalar, Typed};
+use faer::{Accum, MatMut, MatRef, Par};
 use num_complex::{Complex32, Complex64};
+use rayon::prelude::*;
+use std::ops::Range;
 use std::sync::Arc;
 
-/// Runs kernels on the CPU with a dedicated thread pool.
+/// Runs `$body` with `$t` the element type of `$dtype`.
+macro_rules! for_dtype {
+    ($dtype:expr, $t:ident => $body:expr) => {
+        match $dtype {
+            DType::Float32 => {
+                type $t = f32;
+                $body
+            }
+            DType::Float64 => {
+                type $t = f64;
+                $body
+            }
+            DType::Complex64 => {
+                type $t = Complex32;
+                $body
+            }
+            DType::Complex128 => {
+                type $t = Complex64;
+                $body
+            }
+        }
+    };
+}
+
+/// Runs kernels on the CPU with a dedicated thread pool; its "device memory" is host memory.
 pub struct CpuBackend {
     pool: rayon::ThreadPool,
-    seed: u64,
 }
 
 impl CpuBackend {
-    /// A backend with `threads` workers (0: one per core) drawing sketches from `seed`.
-    pub fn new(threads: usize, seed: u64) -> Result<Self> {
+    /// A backend with `threads` workers (0: one per core).
+    pub fn new(threads: usize) -> Result<Self> {
         let pool = rayon::ThreadPoolBuilder::new()
             .num_threads(threads)
             .thread_name(|i| format!("srcflow-cpu-{i}"))
             .build()
             .map_err(|e| Error::Invalid(format!("cannot start {threads} threads: {e}")))?;
-        faer::set_global_parallelism(faer::Par::rayon(pool.current_num_threads()));
-        Ok(CpuBackend { pool, seed })
+        Ok(CpuBackend { pool })
+    }
+}
+
+/// The elements of `tensor`, which a CPU backend made, as `T`.
+fn elements<T: Typed>(tensor: &DeviceTensor) -> Result<&[T]> {
+    let host = tensor.memory().downcast_ref::<AnyTensor>().ok_or_else(|| {
+        Error::Invalid(format!(
+            "the CPU backend was given {tensor:?}, which another backend holds"
+        ))
+    })?;
+    let array = T::unwrap(host).ok_or_else(|| {
+        Error::Invalid(format!(
+            "{tensor:?} holds {} elements, not {}",
+            host.dtype(),
+            T::DTYPE
+        ))
+    })?;
+    Ok(array.data())
+}
+
+/// A CPU tensor of `dims` over `data`.
+fn tensor_of<T: Typed>(dims: Vec<usize>, data: Vec<T>) -> Result<DeviceTensor> {
+    let host = T::wrap(Array::new(dims.clone(), data)?);
+    Ok(DeviceTensor::new(dims, T::DTYPE, Arc::new(host)))
+}
+
+/// Rows and columns of `tensor` as a matrix, which it must be.
+fn matrix_dims(tensor: &DeviceTensor) -> Result<(usize, usize)> {
+    match tensor.dims() {
+        &[rows, cols] => Ok((rows, cols)),
+        dims => Err(Error::Invalid(format!(
+            "a factorization needs a matrix, found dimensions {dims:?}"
+        ))),
+    }
+}
+
+/// Outer size, axis size and inner size of `dims` around `axis`.
+fn around(dims: &[usize], axis: usize) -> (usize, usize, usize) {
+    let outer = dims[..axis].iter().product();
+    let inner = dims[axis + 1..].iter().product();
+    (outer, dims[axis], inner)
+}
+
+/// GEMMs smaller than this (m·n·k) run one per rayon task; larger ones use all threads each.
+const SMALL_GEMM: usize = 64 * 64 * 64;
+
+/// `out[b] = a[b] · c[b]` for every batch index `b`, with faer's GEMM on the current pool.
+fn batched_gemm<T: Scalar>(gemm: Gemm, a: &[T], b: &[T], out: &mut [T]) {
+    let Gemm { batch, m, n, k } = gemm;
+    if m * n == 0 {
+        return;
+    }
+    let one_gemm = |a: &[T], b: &[T], out: &mut [T], par: Par| {
+        let lhs = MatRef::from_row_major_slice(a, m, k);
+        let rhs = MatRef::from_row_major_slice(b, k, n);
+        let dst = MatMut::from_row_major_slice_mut(out, m, n);
+        faer::linalg::matmul::matmul(dst, Accum::Replace, lhs, rhs, T::one(), par);
+    };
+    let a_blocks = a.chunks(m * k.max(1));
+    let b_blocks = b.chunks(k.max(1) * n);
+    if batch > 1 && m * n * k < SMALL_GEMM {
+        out.par_chunks_mut(m * n)
+            .zip(a_blocks.collect::<Vec<_>>())
+            .zip(b_blocks.collect::<Vec<_>>())
+            .for_each(|((o, a), b)| one_gemm(a, b, o, Par::Seq));
+    } else {
+        let par = Par::rayon(0);
+        out.chunks_mut(m * n)
+            .zip(a_blocks)
+            .zip(b_blocks)
+            .for_each(|((o, a), b)| one_gemm(a, b, o, par));
     }
 }
 
@@ -38,112 +132,159 @@ impl Backend for CpuBackend {
         self.pool.current_num_threads()
     }
 
-    fn compute(
-        &self,
-        graph: &SweepGraph,
-        task: &Task,
-        inputs: Vec<AnyTensor>,
-    ) -> Result<Vec<AnyTensor>> {
-        self.pool.install(|| match graph.dtype {
-            DType::Float32 => run_typed::<f32>(graph, task, inputs, self.seed),
-            DType::Float64 => run_typed::<f64>(graph, task, inputs, self.seed),
-            DType::Complex64 => run_typed::<Complex32>(graph, task, inputs, self.seed),
-            DType::Complex128 => run_typed::<Complex64>(graph, task, inputs, self.seed),
-        })
-    }
-
-    /// The CPU's device is an arena of host memory, so a copy either way is a memcpy.
-    fn copy(&self, tensor: &AnyTensor, _to: Tier) -> Result<AnyTensor> {
-        Ok(crate::with_array!(tensor, a => Array::clone(a).into()))
-    }
-
     fn shares_host_memory(&self) -> bool {
         true
     }
-}
 
-/// Runs `task` in the element type `T` the graph computes in.
-fn run_typed<T: Typed>(
-    graph: &SweepGraph,
-    task: &Task,
-    inputs: Vec<AnyTensor>,
-    seed: u64,
-) -> Result<Vec<AnyTensor>> {
-    let inputs = inputs
-        .iter()
-        .map(|input| input.typed::<T>(task))
-        .collect::<Result<Vec<_>>>()?;
-    let outputs = graph.run_kernel(task, inputs, &HostValues { seed }, &mut Meter::default())?;
-    Ok(outputs
-        .into_iter()
-        .map(|value| T::wrap(Arc::unwrap_or_clone(value)))
-        .collect())
-}
-
-/// Host arrays as a kernel's values: the sketch drawn from `seed`, factorizations by faer.
-struct HostValues {
-    seed: u64,
-}
-
-impl<T: Typed> KernelValues<Arc<Array<T>>> for HostValues {
-    fn ones(&self, dims: Vec<usize>) -> Arc<Array<T>> {
-        Arc::new(Array::ones(dims))
+    /// The CPU's device memory is host memory: the array is shared, not copied.
+    fn upload(&self, host: &AnyTensor) -> Result<DeviceTensor> {
+        let dims = host.shape().to_vec();
+        Ok(DeviceTensor::new(
+            dims,
+            host.dtype(),
+            Arc::new(host.clone()),
+        ))
     }
 
-    fn omega(&self, site: usize, up: usize, down: usize, cols: Cols) -> Arc<Array<T>> {
-        Arc::new(test_matrix(self.seed, site, up, down, cols))
+    fn download(&self, tensor: DeviceTensor) -> Result<AnyTensor> {
+        let dims = tensor.dims().to_vec();
+        let host = tensor.memory().downcast_ref::<AnyTensor>().cloned();
+        let host = host
+            .ok_or_else(|| Error::Invalid(format!("the CPU backend cannot download {tensor:?}")))?;
+        drop(tensor);
+        Ok(if host.shape() == dims {
+            host
+        } else {
+            host.reshape(dims)
+        })
     }
 
-    fn conj(&self, value: &Arc<Array<T>>) -> Arc<Array<T>> {
-        Arc::new(value.conj())
+    fn permute(&self, tensor: &DeviceTensor, perm: &[usize]) -> Result<DeviceTensor> {
+        let dims: Vec<usize> = perm.iter().map(|&p| tensor.dims()[p]).collect();
+        self.pool.install(|| {
+            for_dtype!(tensor.dtype(), T => {
+                let data = permute_elements(elements::<T>(tensor)?, tensor.dims(), perm);
+                tensor_of(dims, data)
+            })
+        })
     }
 
-    fn join_cols(&self, blocks: &[Arc<Array<T>>]) -> Arc<Array<T>> {
-        if let [only] = blocks {
-            return Arc::clone(only);
+    fn conj(&self, tensor: &DeviceTensor) -> Result<DeviceTensor> {
+        for_dtype!(tensor.dtype(), T => {
+            let data = elements::<T>(tensor)?.iter().map(|&z| Scalar::conj(z)).collect();
+            tensor_of::<T>(tensor.dims().to_vec(), data)
+        })
+    }
+
+    fn cast(&self, tensor: &DeviceTensor, dtype: DType) -> Result<DeviceTensor> {
+        if tensor.dtype() == dtype {
+            return Ok(tensor.clone());
         }
-        let mut shape = blocks[0].shape().to_vec();
-        shape[0] = blocks.iter().map(|b| b.shape()[0]).sum();
-        let data = blocks
-            .iter()
-            .flat_map(|b| b.data().iter().copied())
-            .collect();
-        Arc::new(Array::new(shape, data).expect("blocks agree"))
+        for_dtype!(tensor.dtype(), T => {
+            let from = elements::<T>(tensor)?;
+            for_dtype!(dtype, U => {
+                let data = from.iter().map(|&z| U::from_c64(z.to_c64())).collect();
+                tensor_of::<U>(tensor.dims().to_vec(), data)
+            })
+        })
     }
 
-    fn orthonormal_basis(
+    fn batched_gemm(
         &self,
-        y: &Arc<Array<T>>,
-        cutoff: f64,
-        _meter: &mut Meter,
-    ) -> Result<Arc<Array<T>>> {
-        Ok(Arc::new(kernels::orthonormal_basis(y, cutoff)?))
+        a: &DeviceTensor,
+        b: &DeviceTensor,
+        gemm: Gemm,
+        dims: Vec<usize>,
+    ) -> Result<DeviceTensor> {
+        self.pool.install(|| {
+            for_dtype!(a.dtype(), T => {
+                let mut out = vec![T::zero(); gemm.batch * gemm.m * gemm.n];
+                batched_gemm(gemm, elements::<T>(a)?, elements::<T>(b)?, &mut out);
+                tensor_of(dims, out)
+            })
+        })
     }
 
-    fn round(
-        &self,
-        carry: Option<&Arc<Array<T>>>,
-        draft: &Arc<Array<T>>,
-        cap: usize,
-        cutoff: f64,
-        _meter: &mut Meter,
-    ) -> Result<Vec<Arc<Array<T>>>> {
-        let rounded = kernels::round(carry.map(|c| &**c), draft, cap, cutoff)?;
-        Ok(std::iter::once(rounded.core)
-            .chain(rounded.carry)
-            .map(Arc::new)
-            .collect())
+    fn thin_qr(&self, a: &DeviceTensor) -> Result<(DeviceTensor, DeviceTensor)> {
+        let (rows, cols) = matrix_dims(a)?;
+        self.pool.install(|| {
+            for_dtype!(a.dtype(), T => {
+                let (q, r) = matrix::thin_qr(matrix::view(elements::<T>(a)?, rows, cols));
+                let rank = q.ncols();
+                Ok((
+                    tensor_of(vec![rows, rank], row_major(q.as_ref()))?,
+                    tensor_of(vec![rank, cols], row_major(r.as_ref()))?,
+                ))
+            })
+        })
     }
 
-    fn exact_pair(
+    fn thin_svd(&self, a: &DeviceTensor) -> Result<(DeviceTensor, Vec<f64>, DeviceTensor)> {
+        let (rows, cols) = matrix_dims(a)?;
+        self.pool.install(|| {
+            for_dtype!(a.dtype(), T => {
+                let (u, s, vh, rank) = matrix::thin_svd(elements::<T>(a)?, rows, cols)?;
+                Ok((
+                    tensor_of::<T>(vec![rows, rank], u)?,
+                    s,
+                    tensor_of::<T>(vec![rank, cols], vh)?,
+                ))
+            })
+        })
+    }
+
+    fn scale(&self, tensor: &DeviceTensor, axis: usize, factors: &[f64]) -> Result<DeviceTensor> {
+        let (_, size, inner) = around(tensor.dims(), axis);
+        for_dtype!(tensor.dtype(), T => {
+            let data = elements::<T>(tensor)?
+                .iter()
+                .enumerate()
+                .map(|(i, &z)| z * T::from_c64(factors[(i / inner) % size].into()))
+                .collect();
+            tensor_of::<T>(tensor.dims().to_vec(), data)
+        })
+    }
+
+    fn slice(
         &self,
-        left: &Arc<Array<T>>,
-        right: &Arc<Array<T>>,
-        chi_out: usize,
-        cutoff: f64,
-        _meter: &mut Meter,
-    ) -> Result<Vec<Arc<Array<T>>>> {
-        let (a, b) = kernels::exact_pair(left, right, chi_out, cutoff)?;
-        Ok(vec![Arc::new(a), Arc::new(b)])
+        tensor: &DeviceTensor,
+        axis: usize,
+        range: Range<usize>,
+    ) -> Result<DeviceTensor> {
+        let (outer, size, inner) = around(tensor.dims(), axis);
+        let mut dims = tensor.dims().to_vec();
+        dims[axis] = range.len();
+        for_dtype!(tensor.dtype(), T => {
+            let from = elements::<T>(tensor)?;
+            let data = (0..outer)
+                .flat_map(|o| {
+                    let start = (o * size + range.start) * inner;
+                    from[start..start + range.len() * inner].iter().copied()
+                })
+                .collect();
+            tensor_of::<T>(dims, data)
+        })
+    }
+
+    fn join(&self, parts: &[DeviceTensor], axis: usize) -> Result<DeviceTensor> {
+        let first = parts
+            .first()
+            .ok_or_else(|| Error::Invalid("nothing to join".into()))?;
+        let (outer, _, inner) = around(first.dims(), axis);
+        let mut dims = first.dims().to_vec();
+        dims[axis] = parts.iter().map(|p| p.dims()[axis]).sum();
+        for_dtype!(first.dtype(), T => {
+            let sources = parts
+                .iter()
+                .map(|p| Ok((elements::<T>(p)?, p.dims()[axis] * inner)))
+                .collect::<Result<Vec<_>>>()?;
+            let mut data = Vec::with_capacity(dims.iter().product());
+            for o in 0..outer {
+                for (from, run) in &sources {
+                    data.extend_from_slice(&from[o * run..(o + 1) * run]);
+                }
+            }
+            tensor_of::<T>(dims, data)
+        })
     }
 }

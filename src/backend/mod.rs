@@ -1,34 +1,81 @@
-//! Backends: where compute tasks run. `cpu` (faer + rayon) today; a CUDA backend (cudarc) next.
+//! Backends: the primitives that compute tasks run on, over tensors in the backend's memory.
 //!
-//! A backend receives a task with its inputs and returns its outputs. Values are host tensors
-//! for now; the CUDA backend will hand out device buffers, streams and events through the same
-//! call, which is why the scheduler talks to a backend only through [`Backend::compute`].
+//! A backend knows nothing of SRC: what each task computes is written once, in
+//! [`crate::graph::SweepGraph::run_kernel`], over these primitives (through
+//! [`BackendTensor`], an [`Operand`](crate::tensor::Operand)). The CPU backend implements
+//! them with faer and a rayon pool of its own; a GPU backend implements the same set.
 
 mod cpu;
+mod device_tensor;
+mod operand;
 
 pub use cpu::CpuBackend;
+pub use device_tensor::DeviceTensor;
+pub use operand::BackendTensor;
 
 use crate::error::Result;
-use crate::graph::{SweepGraph, Task};
-use crate::plan::Tier;
-use crate::tensor::AnyTensor;
+use crate::tensor::{AnyTensor, DType};
+use std::ops::Range;
 
-/// Runs the numerical tasks of a sweep graph.
+/// Sizes of a batched GEMM over row-major operands: `out[b] = a[b] · c[b]` for `b < batch`,
+/// with `a[b]` of `m × k`, `c[b]` of `k × n` and `out[b]` of `m × n`, each batch contiguous.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Gemm {
+    /// Number of independent products.
+    pub batch: usize,
+    /// Rows of each product.
+    pub m: usize,
+    /// Columns of each product.
+    pub n: usize,
+    /// Summed dimension of each product.
+    pub k: usize,
+}
+
+/// The primitives a device offers: copies to and from host memory, and kernels on its own
+/// tensors. Every tensor argument must come from this backend.
 pub trait Backend: Send + Sync {
     /// A short name for reports ("cpu", "cuda").
     fn name(&self) -> &'static str;
     /// Number of worker threads (or streams) a kernel may use.
     fn threads(&self) -> usize;
-    /// Runs compute task `task` of `graph` on `inputs` (in the task's input order).
-    fn compute(
-        &self,
-        graph: &SweepGraph,
-        task: &Task,
-        inputs: Vec<AnyTensor>,
-    ) -> Result<Vec<AnyTensor>>;
-    /// Copies `tensor` between the device and host memory: to `Tier::Host` is a download,
-    /// to `Tier::Device` an upload.
-    fn copy(&self, tensor: &AnyTensor, to: Tier) -> Result<AnyTensor>;
     /// True when device memory is host memory, so both count against the host budget.
     fn shares_host_memory(&self) -> bool;
+
+    /// A copy of the host array `host` on the device.
+    fn upload(&self, host: &AnyTensor) -> Result<DeviceTensor>;
+    /// The elements of `tensor` in host memory, with its dimensions.
+    fn download(&self, tensor: DeviceTensor) -> Result<AnyTensor>;
+
+    /// A copy with axes reordered: axis `i` of the result is axis `perm[i]` of `tensor`.
+    fn permute(&self, tensor: &DeviceTensor, perm: &[usize]) -> Result<DeviceTensor>;
+    /// The element-wise complex conjugate (a copy for real types too).
+    fn conj(&self, tensor: &DeviceTensor) -> Result<DeviceTensor>;
+    /// The elements converted to `dtype` (a real type keeps the real parts).
+    fn cast(&self, tensor: &DeviceTensor, dtype: DType) -> Result<DeviceTensor>;
+    /// The batched GEMM `gemm` of `a` (`batch × m × k`) and `b` (`batch × k × n`), as a
+    /// tensor of dimensions `dims` (`batch · m · n` elements).
+    fn batched_gemm(
+        &self,
+        a: &DeviceTensor,
+        b: &DeviceTensor,
+        gemm: Gemm,
+        dims: Vec<usize>,
+    ) -> Result<DeviceTensor>;
+    /// Thin Householder QR of the `m × n` matrix `a`: `Q` (`m × r`, orthonormal columns) and
+    /// `R` (`r × n`, upper triangular), `r = min(m, n)`.
+    fn thin_qr(&self, a: &DeviceTensor) -> Result<(DeviceTensor, DeviceTensor)>;
+    /// Thin SVD of the `m × n` matrix `a`: `U` (`m × r`), the singular values (largest first,
+    /// in host memory) and `Vᴴ` (`r × n`), `r = min(m, n)`.
+    fn thin_svd(&self, a: &DeviceTensor) -> Result<(DeviceTensor, Vec<f64>, DeviceTensor)>;
+    /// `tensor` with each entry along `axis` multiplied by its factor in `factors`.
+    fn scale(&self, tensor: &DeviceTensor, axis: usize, factors: &[f64]) -> Result<DeviceTensor>;
+    /// A copy of the entries `range` along `axis`.
+    fn slice(
+        &self,
+        tensor: &DeviceTensor,
+        axis: usize,
+        range: Range<usize>,
+    ) -> Result<DeviceTensor>;
+    /// `parts` (alike but along `axis`) joined along `axis`.
+    fn join(&self, parts: &[DeviceTensor], axis: usize) -> Result<DeviceTensor>;
 }

@@ -1,16 +1,17 @@
 //! `TaskRouter`: sends each task to the backend, the input source, the output sink or the disk,
 //! with the device blocks the scheduler allocated for it.
 
+use super::backend_values::BackendValues;
 use super::output_slots::OutputSlots;
 use super::{collective, CoreSink, CoreSource};
-use crate::backend::Backend;
+use crate::backend::{Backend, BackendTensor};
 use crate::device::{Block, DeviceFault};
 use crate::error::{Error, Result};
 use crate::graph::{Cols, Op, SweepGraph, Task};
 use crate::plan::Tier;
 use crate::sched::Executor;
 use crate::store::{DiskTier, Value};
-use crate::tensor::AnyTensor;
+use crate::tensor::{AnyTensor, Meter};
 use std::sync::{Arc, Mutex};
 
 /// Routes tasks: reads to the source, writes to the sink, copies to the backend or the disk
@@ -19,6 +20,8 @@ pub(super) struct TaskRouter<'a> {
     pub graph: &'a SweepGraph,
     /// The backend of each device.
     pub backends: &'a [Box<dyn Backend>],
+    /// The seed of the sketches.
+    pub seed: u64,
     /// A device failure to inject.
     pub fault: Option<DeviceFault>,
     pub source: &'a dyn CoreSource,
@@ -62,17 +65,17 @@ impl Executor for TaskRouter<'_> {
                 Ok(vec![Value::tensor(tensor)])
             }
             Op::Spill { .. } => {
-                let tensor = self.copy(task, &inputs[0], Tier::Host)?;
+                let tensor = self.through_device(task, &inputs[0].in_memory(task)?)?;
                 Ok(vec![Value::tensor(tensor)])
             }
             Op::Fetch { .. } => {
-                let tensor = self.copy(task, &inputs[0], Tier::Device)?;
+                let tensor = self.through_device(task, &inputs[0].in_memory(task)?)?;
                 Ok(vec![on_device(tensor, blocks)])
             }
             Op::UploadPart | Op::AllGather | Op::Gather | Op::Scatter => {
                 let tensors = self.in_memory(task, &inputs)?;
                 let moved = collective::collect(self.graph, task, &tensors)?;
-                let copy = self.backend(task).copy(&moved, Tier::Device)?;
+                let copy = self.through_device(task, &moved)?;
                 Ok(vec![on_device(copy, blocks)])
             }
             _ => {
@@ -108,9 +111,42 @@ impl TaskRouter<'_> {
         })
     }
 
-    /// A device ↔ host copy of `value` by the backend of `task`'s device.
-    fn copy(&self, task: &Task, value: &Value, to: Tier) -> Result<AnyTensor> {
-        self.backend(task).copy(&value.in_memory(task)?, to)
+    /// `tensor` uploaded to the device of `task` and downloaded again (values are host
+    /// arrays between tasks; where device memory is host memory, neither copies).
+    fn through_device(&self, task: &Task, tensor: &AnyTensor) -> Result<AnyTensor> {
+        let backend = self.backend(task);
+        backend.download(backend.upload(tensor)?)
+    }
+
+    /// Runs the kernel of compute task `task` on `inputs` on its device's backend.
+    fn run_kernel(&self, task: &Task, inputs: Vec<AnyTensor>) -> Result<Vec<AnyTensor>> {
+        let backend = self.backend(task);
+        let dtype = self.graph.dtype;
+        let inputs = inputs
+            .iter()
+            .map(|input| {
+                if input.dtype() != dtype {
+                    return Err(Error::Invalid(format!(
+                        "{task} computes in {dtype} but got {} data",
+                        input.dtype()
+                    )));
+                }
+                let tensor = backend.upload(input)?;
+                Ok(BackendTensor { backend, tensor })
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let values = BackendValues {
+            backend,
+            dtype,
+            seed: self.seed,
+        };
+        let outputs = self
+            .graph
+            .run_kernel(task, inputs, &values, &mut Meter::default())?;
+        outputs
+            .into_iter()
+            .map(|output| backend.download(output.tensor))
+            .collect()
     }
 
     /// The backend of the device `task` runs on.
@@ -131,7 +167,7 @@ impl TaskRouter<'_> {
         blocks: Vec<Block>,
     ) -> Result<Vec<Value>> {
         let mut blocks = blocks.into_iter();
-        let outputs = self.backend(task).compute(self.graph, task, inputs)?;
+        let outputs = self.run_kernel(task, inputs)?;
         Ok(outputs
             .into_iter()
             .map(|tensor| match blocks.next() {
@@ -163,10 +199,7 @@ impl TaskRouter<'_> {
                 *input = input.leading_rows(rows.clone());
             }
         }
-        let part = self
-            .backend(task)
-            .compute(self.graph, task, inputs)?
-            .remove(0);
+        let part = self.run_kernel(task, inputs)?.remove(0);
         drop(blocks);
         let axis = task.op.slice_axis();
         let whole = self

@@ -1,5 +1,6 @@
 //! `Engine`: builds the sweep graph of a stack, runs it on a backend, and reports.
 
+mod backend_values;
 mod collective;
 mod device_use;
 mod executor;
@@ -10,6 +11,7 @@ mod sink;
 mod source;
 mod tiering;
 
+pub use backend_values::BackendValues;
 pub use device_use::DeviceUse;
 pub use memory_report::MemoryReport;
 pub use report::{LaneUse, Report};
@@ -108,7 +110,7 @@ impl Engine {
         let backends = (0..options.devices)
             .map(|device| {
                 let share = share(threads, options.devices, device).len().max(1);
-                let backend = CpuBackend::new(share, options.seed)?;
+                let backend = CpuBackend::new(share)?;
                 Ok(Box::new(backend) as Box<dyn Backend>)
             })
             .collect::<Result<_>>()?;
@@ -270,6 +272,7 @@ impl Engine {
         let router = TaskRouter {
             graph,
             backends: &self.backends,
+            seed: self.options.seed,
             fault: self.tiering.device.inject_failure.clone(),
             source,
             sink,

@@ -15,13 +15,13 @@ use crate::tensor::{Labeled, Leg, Meter, Operand, Shape};
 pub trait KernelValues<V> {
     /// A value of ones with dimensions `dims` (the environment left of site 0, S right of the
     /// last site).
-    fn ones(&self, dims: Vec<usize>) -> V;
+    fn ones(&self, dims: Vec<usize>) -> Result<V>;
     /// The test matrix Ω `[Up, Down, Col]` of `site` over sketch columns `cols`.
-    fn omega(&self, site: usize, up: usize, down: usize, cols: Cols) -> V;
+    fn omega(&self, site: usize, up: usize, down: usize, cols: Cols) -> Result<V>;
     /// The complex conjugate of `value`.
-    fn conj(&self, value: &V) -> V;
+    fn conj(&self, value: &V) -> Result<V>;
     /// Sketch blocks joined along their first (column) axis.
-    fn join_cols(&self, blocks: &[V]) -> V;
+    fn join_cols(&self, blocks: &[V]) -> Result<V>;
     /// The orthonormal basis η `[r, Up, Down, OutRight]` of a sketch `[Col, Up, Down, OutRight]`
     /// ([`kernels::orthonormal_basis`]).
     fn orthonormal_basis(&self, y: &V, cutoff: f64, meter: &mut Meter) -> Result<V>;
@@ -69,47 +69,47 @@ impl SweepGraph {
         let result = match task.op {
             Op::Env => {
                 let cols = task.cols.expect("env tasks have columns");
-                let c_prev = call.env_in(&mut inputs, cols);
+                let c_prev = call.env_in(&mut inputs, cols)?;
                 let cores = call.cores(&mut inputs);
                 let (up, down) = self.stack.output_phys(task.site);
-                let omega = call.label(legs::omega(), values.omega(task.site, up, down, cols));
-                kernels::env(&c_prev, &cores, &omega, meter)
+                let omega = call.label(legs::omega(), values.omega(task.site, up, down, cols)?);
+                kernels::env(&c_prev, &cores, &omega, meter)?
             }
             Op::Fold => {
                 let cores = call.cores(&mut inputs);
-                let s_next = call.s_next(&mut inputs);
-                kernels::fold_right(&cores, &s_next, meter)
+                let s_next = call.s_next(&mut inputs)?;
+                kernels::fold_right(&cores, &s_next, meter)?
             }
             Op::Sketch if task.reads_folded() => {
                 let c_prev = call.label(legs::env_in(call.layers()), next(&mut inputs));
                 let folded = call.label(legs::folded(call.layers()), next(&mut inputs));
-                kernels::sketch_folded(&c_prev, &folded, meter)
+                kernels::sketch_folded(&c_prev, &folded, meter)?
             }
             Op::Sketch => {
                 let c_prev = call.label(legs::env_in(call.layers()), next(&mut inputs));
                 let cores = call.cores(&mut inputs);
-                let s_next = call.s_next(&mut inputs);
-                kernels::sketch(&c_prev, &cores, &s_next, meter)
+                let s_next = call.s_next(&mut inputs)?;
+                kernels::sketch(&c_prev, &cores, &s_next, meter)?
             }
             Op::First => {
-                let unit_env = call.label(legs::env_in(call.layers()), call.units());
+                let unit_env = call.label(legs::env_in(call.layers()), call.units()?);
                 let cores = call.cores(&mut inputs);
-                let s_next = call.s_next(&mut inputs);
-                kernels::sketch(&unit_env, &cores, &s_next, meter)
+                let s_next = call.s_next(&mut inputs)?;
+                kernels::sketch(&unit_env, &cores, &s_next, meter)?
             }
             Op::Project if task.reads_folded() => {
-                let eta_conj = call.label(legs::basis(), values.conj(&next(&mut inputs)));
+                let eta_conj = call.label(legs::basis(), values.conj(&next(&mut inputs))?);
                 let folded = call.label(legs::folded(call.layers()), next(&mut inputs));
-                kernels::project_folded(&eta_conj, &folded, meter)
+                kernels::project_folded(&eta_conj, &folded, meter)?
             }
             Op::Project => {
-                let eta_conj = call.label(legs::basis(), values.conj(&next(&mut inputs)));
+                let eta_conj = call.label(legs::basis(), values.conj(&next(&mut inputs))?);
                 let cores = call.cores(&mut inputs);
-                let s_next = call.s_next(&mut inputs);
-                kernels::project(&eta_conj, &cores, &s_next, meter)
+                let s_next = call.s_next(&mut inputs)?;
+                kernels::project(&eta_conj, &cores, &s_next, meter)?
             }
             Op::Qr => {
-                let y = values.join_cols(&inputs.collect::<Vec<_>>());
+                let y = values.join_cols(&inputs.collect::<Vec<_>>())?;
                 return Ok(vec![values.orthonormal_basis(
                     &y,
                     self.qr_cutoff(),
@@ -126,8 +126,8 @@ impl SweepGraph {
                 return values.round(carry, draft, self.chi_out, self.cutoff, meter);
             }
             Op::Exact => {
-                let left = kernels::site_product(&call.cores(&mut inputs), meter);
-                let right = kernels::site_product(&call.cores(&mut inputs), meter);
+                let left = kernels::site_product(&call.cores(&mut inputs), meter)?;
+                let right = kernels::site_product(&call.cores(&mut inputs), meter)?;
                 let (chi_out, cutoff) = (self.chi_out, self.cutoff);
                 return values.exact_pair(&left.value, &right.value, chi_out, cutoff, meter);
             }
@@ -191,7 +191,7 @@ impl<K> Call<'_, K> {
     }
 
     /// The environment entering the site over `cols`: the next input, or ones at site 0.
-    fn env_in<V>(&self, inputs: &mut impl Iterator<Item = V>, cols: Cols) -> Labeled<V>
+    fn env_in<V>(&self, inputs: &mut impl Iterator<Item = V>, cols: Cols) -> Result<Labeled<V>>
     where
         K: KernelValues<V>,
     {
@@ -200,26 +200,26 @@ impl<K> Call<'_, K> {
             next(inputs)
         } else {
             let dims = std::iter::once(cols.len()).chain(vec![1; k]).collect();
-            self.values.ones(dims)
+            self.values.ones(dims)?
         };
-        self.label(legs::env_in(k), value)
+        Ok(self.label(legs::env_in(k), value))
     }
 
     /// S entering the site from the right: the next input, or ones right of the last site.
-    fn s_next<V>(&self, inputs: &mut impl Iterator<Item = V>) -> Labeled<V>
+    fn s_next<V>(&self, inputs: &mut impl Iterator<Item = V>) -> Result<Labeled<V>>
     where
         K: KernelValues<V>,
     {
         let value = if self.site + 1 < self.graph.sites() {
             next(inputs)
         } else {
-            self.units()
+            self.units()?
         };
-        self.label(legs::proj_in(self.layers()), value)
+        Ok(self.label(legs::proj_in(self.layers()), value))
     }
 
     /// Ones with a unit axis per layer and one more (a unit environment or S).
-    fn units<V>(&self) -> V
+    fn units<V>(&self) -> Result<V>
     where
         K: KernelValues<V>,
     {
@@ -235,22 +235,22 @@ const C128_BYTES: usize = 16;
 struct Shapes;
 
 impl KernelValues<Shape> for Shapes {
-    fn ones(&self, dims: Vec<usize>) -> Shape {
-        dims
+    fn ones(&self, dims: Vec<usize>) -> Result<Shape> {
+        Ok(dims)
     }
 
-    fn omega(&self, _site: usize, up: usize, down: usize, cols: Cols) -> Shape {
-        vec![up, down, cols.len()]
+    fn omega(&self, _site: usize, up: usize, down: usize, cols: Cols) -> Result<Shape> {
+        Ok(vec![up, down, cols.len()])
     }
 
-    fn conj(&self, value: &Shape) -> Shape {
-        value.clone()
+    fn conj(&self, value: &Shape) -> Result<Shape> {
+        Ok(value.clone())
     }
 
-    fn join_cols(&self, blocks: &[Shape]) -> Shape {
+    fn join_cols(&self, blocks: &[Shape]) -> Result<Shape> {
         let mut dims = blocks[0].clone();
         dims[0] = blocks.iter().map(|b| b[0]).sum();
-        dims
+        Ok(dims)
     }
 
     /// A thin QR of the `(Up·Down·OutRight) × Col` matrix and its thin Q, both held twice.

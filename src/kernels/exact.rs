@@ -1,9 +1,8 @@
 //! The exact two-site path: contract both sites and truncate with an SVD.
 
 use super::kept_rank;
-use crate::error::{Error, Result};
-use crate::tensor::{Array, Scalar};
-use faer::{Mat, MatRef};
+use crate::backend::{Backend, DeviceTensor, Gemm};
+use crate::error::Result;
 
 /// The two output cores (right-canonical, in basis form `[OutLeft, Up, Down, OutRight]`) of a
 /// 2-site product.
@@ -11,47 +10,38 @@ use faer::{Mat, MatRef};
 /// `left` and `right` are the site products `[Left.., Right.., Up, Down]` of sites 0 and 1;
 /// the bond keeps the `min(chi_out, rows, cols)` largest singular values, none below
 /// `cutoff · σ_max` (at least one).
-pub fn exact_pair<T: Scalar>(
-    left: &Array<T>,
-    right: &Array<T>,
+pub fn exact_pair(
+    backend: &dyn Backend,
+    left: &DeviceTensor,
+    right: &DeviceTensor,
     chi_out: usize,
     cutoff: f64,
-) -> Result<(Array<T>, Array<T>)> {
+) -> Result<Vec<DeviceTensor>> {
     let (lu, ld) = phys(left);
     let (ru, rd) = phys(right);
     let (p0, p1) = (lu * ld, ru * rd);
     let bond = left.len() / p0;
-    let a = MatRef::from_row_major_slice(left.data(), bond, p0);
-    let b = MatRef::from_row_major_slice(right.data(), bond, p1);
-    let mut m = Mat::<T>::zeros(p0, p1);
-    faer::linalg::matmul::matmul(
-        m.as_mut(),
-        faer::Accum::Replace,
-        a.transpose(),
-        b,
-        T::one(),
-        faer::Par::rayon(0),
-    );
-    let svd = m
-        .thin_svd()
-        .map_err(|e| Error::Numeric(format!("two-site SVD failed: {e:?}")))?;
-    let (u, s, v) = (svd.U(), svd.S().column_vector(), svd.V());
-    let singular: Vec<f64> = s.iter().map(|x| x.to_c64().re).collect();
+    let a = backend.permute(&left.clone().reshaped(vec![bond, p0]), &[1, 0])?;
+    let gemm = Gemm {
+        batch: 1,
+        m: p0,
+        n: p1,
+        k: bond,
+    };
+    let b = right.clone().reshaped(vec![bond, p1]);
+    let m = backend.batched_gemm(&a, &b, gemm, vec![p0, p1])?;
+    let (u, singular, vh) = backend.thin_svd(&m)?;
     let rank = kept_rank(&singular, chi_out.min(p0).min(p1), cutoff);
-    let first = (0..p0)
-        .flat_map(|i| (0..rank).map(move |c| u[(i, c)] * s[c]))
-        .collect();
-    let second = (0..rank)
-        .flat_map(|c| (0..p1).map(move |i| Scalar::conj(v[(i, c)])))
-        .collect();
-    Ok((
-        Array::new(vec![1, lu, ld, rank], first)?,
-        Array::new(vec![rank, ru, rd, 1], second)?,
-    ))
+    let first = backend.scale(&backend.slice(&u, 1, 0..rank)?, 1, &singular[..rank])?;
+    let second = backend.slice(&vh, 0, 0..rank)?;
+    Ok(vec![
+        first.reshaped(vec![1, lu, ld, rank]),
+        second.reshaped(vec![rank, ru, rd, 1]),
+    ])
 }
 
 /// `(Up, Down)` sizes: the last two axes.
-fn phys<T: Scalar>(t: &Array<T>) -> (usize, usize) {
-    let s = t.shape();
+fn phys(t: &DeviceTensor) -> (usize, usize) {
+    let s = t.dims();
     (s[s.len() - 2], s[s.len() - 1])
 }

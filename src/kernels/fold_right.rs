@@ -3,6 +3,7 @@
 
 use super::legs;
 use super::order::fold;
+use crate::error::Result;
 use crate::tensor::{Meter, Operand};
 
 /// `W_j[Left.., Up, Down, OutRight] = Σ cores_j · S_{j+1}[Right.., OutRight]`.
@@ -10,8 +11,8 @@ use crate::tensor::{Meter, Operand};
 /// The sketch is then `C_{j-1} · W_j` and the projection `conj(η_j) · W_j`, one GEMM each:
 /// where W is no larger than a few copies of S this does the work of the layers once per site
 /// instead of once in each kernel.
-pub fn fold_right<O: Operand>(cores: &[O], s_next: &O, meter: &mut Meter) -> O {
+pub fn fold_right<O: Operand>(cores: &[O], s_next: &O, meter: &mut Meter) -> Result<O> {
     let top_first: Vec<&O> = cores.iter().collect();
-    let w = fold(s_next, &top_first, meter);
+    let w = fold(s_next, &top_first, meter)?;
     w.arrange(&legs::folded(cores.len()), meter)
 }

@@ -24,6 +24,6 @@ pub use fold_right::fold_right;
 pub use project::{project, project_folded};
 pub use qr::{orthonormal_basis, qr_flops};
 pub use rank::{kept_rank, svd_flops};
-pub use round::{round, Rounded};
+pub use round::round;
 pub use site_product::site_product;
 pub use sketch::{sketch, sketch_folded};

@@ -2,6 +2,7 @@
 //! shapes: with a layer of large bond in a deep stack (the reference run's M of bond 4000 among
 //! bonds of 4), absorbing it first does 3× fewer flops than absorbing the stack bottom first.
 
+use crate::error::Result;
 use crate::tensor::{Labeled, Leg, Meter, Operand, Shape};
 use std::collections::HashMap;
 use std::sync::{Mutex, OnceLock};
@@ -12,11 +13,11 @@ use std::sync::{Mutex, OnceLock};
 /// layouts the kernels are tuned for (a reorder saving a few percent of flops cost more in
 /// permutations on MPO·MPS). Every order of up to [`SEARCHED`] operands is tried; more keep
 /// their given order.
-pub fn fold<O: Operand>(start: &O, others: &[&O], meter: &mut Meter) -> O {
+pub fn fold<O: Operand>(start: &O, others: &[&O], meter: &mut Meter) -> Result<O> {
     let order = cheapest_order(start, others);
     order
         .iter()
-        .fold(start.clone(), |x, &i| x.contract(others[i], &[], meter))
+        .try_fold(start.clone(), |x, &i| x.contract(others[i], &[], meter))
 }
 
 /// Most operands whose orders are all tried (6! = 720 dry runs of a few contractions each).
@@ -80,6 +81,7 @@ fn search(start: &Labeled<Shape>, others: &[Labeled<Shape>]) -> Vec<usize> {
             let mut meter = Meter::default();
             order.iter().fold(start.clone(), |x, &i| {
                 x.contract(&others[i], &[], &mut meter)
+                    .expect("shapes always contract")
             });
             (order, meter)
         })

@@ -1,34 +1,30 @@
-//! The orthonormal basis η_j of a gathered sketch Y_j (thin Householder QR with faer).
+//! The orthonormal basis η_j of a gathered sketch Y_j (a backend's thin QR).
 
 use super::kept_rank;
+use crate::backend::{Backend, DeviceTensor, Gemm};
 use crate::error::{Error, Result};
-use crate::tensor::matrix::thin_qr;
-use crate::tensor::{Array, Scalar};
-use faer::{Mat, MatRef, Par};
 
 /// Q·U_k, where U_k are the left singular vectors of `r` whose singular values reach
 /// `cutoff · σ_max` (at least one).
-fn truncated_basis<T: Scalar>(q: Mat<T>, r: Mat<T>, cutoff: f64) -> Result<Mat<T>> {
-    let svd = r
-        .thin_svd()
-        .map_err(|e| Error::Numeric(format!("SVD of the R factor failed: {e:?}")))?;
-    let singular: Vec<f64> = svd
-        .S()
-        .column_vector()
-        .iter()
-        .map(|s| s.to_c64().re)
-        .collect();
+fn truncated_basis(
+    backend: &dyn Backend,
+    q: DeviceTensor,
+    r: &DeviceTensor,
+    cutoff: f64,
+) -> Result<DeviceTensor> {
+    let (u, singular, _) = backend.thin_svd(r)?;
     let kept = kept_rank(&singular, usize::MAX, cutoff);
-    let mut basis = Mat::<T>::zeros(q.nrows(), kept);
-    faer::linalg::matmul::matmul(
-        basis.as_mut(),
-        faer::Accum::Replace,
-        q.as_ref(),
-        svd.U().subcols(0, kept),
-        T::one(),
-        Par::rayon(0),
-    );
-    Ok(basis)
+    let u = backend.slice(&u, 1, 0..kept)?;
+    let [rows, rank] = q.dims()[..] else {
+        unreachable!("Q is a matrix")
+    };
+    let gemm = Gemm {
+        batch: 1,
+        m: rows,
+        n: kept,
+        k: rank,
+    };
+    backend.batched_gemm(&q, &u, gemm, vec![rows, kept])
 }
 
 /// Real flops of a thin QR of an `m × n` complex matrix plus forming its thin Q (estimate).
@@ -50,40 +46,39 @@ pub fn qr_flops(m: usize, n: usize) -> f64 {
 ///   in complex128;
 /// - single-precision sketches factored in double precision and η rounded back: 2e-4 → 3e-6 in
 ///   complex64, for a QR that is a small share of the flops.
-pub fn orthonormal_basis<T: Scalar>(y: &Array<T>, cutoff: f64) -> Result<Array<T>> {
-    let y = y.permute(&[0, 3, 1, 2]);
-    let eta = if T::DTYPE.is_double() {
-        basis_at_own_precision(&y, cutoff)?
-    } else {
-        basis_at_own_precision(&y.cast::<T::Double>(), cutoff)?.cast()
+pub fn orthonormal_basis(
+    backend: &dyn Backend,
+    y: &DeviceTensor,
+    cutoff: f64,
+) -> Result<DeviceTensor> {
+    let [cols, up, down, right] = y.dims()[..] else {
+        return Err(Error::Invalid(format!(
+            "a sketch has four axes, found {:?}",
+            y.dims()
+        )));
     };
-    Ok(eta.permute(&[0, 2, 3, 1]))
-}
-
-/// [`orthonormal_basis`] computed in `T` itself.
-fn basis_at_own_precision<T: Scalar>(y: &Array<T>, cutoff: f64) -> Result<Array<T>> {
-    let shape = y.shape();
-    let cols = shape[0];
-    let rows: usize = shape[1..].iter().product();
-    let (q, r) = thin_qr(MatRef::from_column_major_slice(y.data(), rows, cols));
+    let rows = right * up * down;
+    let a = backend
+        .permute(y, &[3, 1, 2, 0])?
+        .reshaped(vec![rows, cols]);
+    let a = backend.cast(&a, y.dtype().double())?;
+    let (q, r) = backend.thin_qr(&a)?;
     let q = if cutoff > 0.0 {
-        truncated_basis(q, r, cutoff)?
+        truncated_basis(backend, q, &r, cutoff)?
     } else {
         q
     };
-    let rank = q.ncols();
-    let mut data = Vec::with_capacity(rank * rows);
-    for c in 0..rank {
-        data.extend(q.col(c).iter().copied());
-    }
-    let mut eta_shape = shape.to_vec();
-    eta_shape[0] = rank;
-    Array::new(eta_shape, data)
+    let rank = q.dims()[1];
+    let q = backend
+        .cast(&q, y.dtype())?
+        .reshaped(vec![right, up, down, rank]);
+    backend.permute(&q, &[3, 1, 2, 0])
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::backend::CpuBackend;
     use crate::tensor::{Tensor, C64};
 
     #[test]
@@ -92,7 +87,10 @@ mod tests {
             .map(|i| C64::new((i as f64).sin(), (2.0 * i as f64).cos()))
             .collect();
         let y = Tensor::new(vec![4, 3, 1, 2], data).unwrap();
-        let eta = orthonormal_basis(&y, 0.0).unwrap();
+        let cpu = CpuBackend::new(1).unwrap();
+        let on_cpu = cpu.upload(&y.clone().into()).unwrap();
+        let eta = orthonormal_basis(&cpu, &on_cpu, 0.0).unwrap();
+        let eta = cpu.download(eta).unwrap().to_c64();
         assert_eq!(eta.shape(), &[4, 3, 1, 2]);
         let m = 6;
         for a in 0..4 {

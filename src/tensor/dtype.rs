@@ -57,6 +57,15 @@ impl DType {
         matches!(self, DType::Float64 | DType::Complex128)
     }
 
+    /// The double-precision type of the same kind (itself for a double type).
+    pub fn double(self) -> DType {
+        match self {
+            DType::Float32 => DType::Float64,
+            DType::Complex64 => DType::Complex128,
+            double => double,
+        }
+    }
+
     /// The type NumPy gives a result of `self` and `other` (`float32` and `complex64` give
     /// `complex64`, `float64` and `complex64` give `complex128`).
     pub fn promote(self, other: DType) -> DType {

@@ -2,6 +2,7 @@
 
 use crate::error::{Error, Result};
 use crate::tensor::{Array, Scalar};
+use faer::diag::Diag;
 use faer::dyn_stack::{MemBuffer, MemStack};
 use faer::linalg::householder;
 use faer::linalg::qr::no_pivoting::factor;
@@ -104,15 +105,34 @@ pub fn thin_svd<T: Scalar>(
     rows: usize,
     cols: usize,
 ) -> Result<(Vec<T>, Vec<f64>, Vec<T>, usize)> {
-    let svd = view(data, rows, cols)
-        .thin_svd()
-        .map_err(|e| Error::Numeric(format!("SVD did not converge: {e:?}")))?;
-    let k = rows.min(cols);
-    let s = (0..k)
-        .map(|i| svd.S().column_vector()[i].to_c64().re)
-        .collect();
-    let vh = Mat::<T>::from_fn(k, cols, |i, j| Scalar::conj(svd.V()[(j, i)]));
-    Ok((row_major(svd.U()), s, row_major(vh.as_ref()), k))
+    let (u, s, v) = svd(view(data, rows, cols))?;
+    let k = s.len();
+    let vh = Mat::<T>::from_fn(k, cols, |i, j| Scalar::conj(v[(j, i)]));
+    Ok((row_major(u.as_ref()), s, row_major(vh.as_ref()), k))
+}
+
+/// Thin SVD of `a` with the threads of the current rayon pool: `U`, the singular values
+/// (largest first) and `V` (not `Vᴴ`).
+pub fn svd<T: Scalar>(a: MatRef<'_, T>) -> Result<(Mat<T>, Vec<f64>, Mat<T>)> {
+    use faer::linalg::svd::{self, ComputeSvdVectors};
+    let (m, n) = a.shape();
+    let k = m.min(n);
+    let par = Par::rayon(0);
+    let (mut u, mut v, mut s) = (Mat::zeros(m, k), Mat::zeros(n, k), Diag::zeros(k));
+    let thin = ComputeSvdVectors::Thin;
+    let scratch = svd::svd_scratch::<T>(m, n, thin, thin, par, Default::default());
+    svd::svd(
+        a,
+        s.as_mut(),
+        Some(u.as_mut()),
+        Some(v.as_mut()),
+        par,
+        MemStack::new(&mut MemBuffer::new(scratch)),
+        Default::default(),
+    )
+    .map_err(|e| Error::Numeric(format!("SVD did not converge: {e:?}")))?;
+    let singular = s.column_vector().iter().map(|x| x.to_c64().re).collect();
+    Ok((u, singular, v))
 }
 
 /// A tensor of `shape` from row-major data.

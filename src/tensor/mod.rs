@@ -8,7 +8,9 @@ pub(crate) mod matrix;
 mod meter;
 mod operand;
 mod permute;
+pub(crate) use permute::{keeps_layout, permute_elements};
 mod plan;
+pub(crate) use plan::ContractionPlan;
 mod scalar;
 
 pub use any::{AnyTensor, Typed};
@@ -16,5 +18,6 @@ pub use dense::{Array, Tensor, C64};
 pub use dtype::DType;
 pub use legs::Leg;
 pub use meter::Meter;
+pub(crate) use operand::permutation;
 pub use operand::{Labeled, Operand, Shape};
 pub use scalar::Scalar;

@@ -13,15 +13,25 @@ const SHORT_ROW: usize = 64;
 impl<T: Scalar> Array<T> {
     /// A copy with axes reordered: axis `i` of the result is axis `perm[i]` of `self`.
     pub fn permute(&self, perm: &[usize]) -> Array<T> {
-        debug_assert_eq!(perm.len(), self.shape().len());
         let out_shape: Vec<usize> = perm.iter().map(|&p| self.shape()[p]).collect();
-        let (shape, perm) = simplify(self.shape(), perm);
-        if is_identity(&perm) {
+        let (shape, simple) = simplify(self.shape(), perm);
+        if is_identity(&simple) {
             return self.clone().reshape(out_shape);
         }
-        let data = permuted_data(self.data(), &shape, &perm);
+        let data = permuted_data(self.data(), &shape, &simple);
         Array::new(out_shape, data).expect("same number of elements")
     }
+}
+
+/// The elements of the row-major array `data` of `shape` with axes reordered by `perm`
+/// (axis `i` of the result is axis `perm[i]`).
+pub(crate) fn permute_elements<T: Scalar>(data: &[T], shape: &[usize], perm: &[usize]) -> Vec<T> {
+    debug_assert_eq!(perm.len(), shape.len());
+    let (shape, perm) = simplify(shape, perm);
+    if is_identity(&perm) {
+        return data.to_vec();
+    }
+    permuted_data(data, &shape, &perm)
 }
 
 /// True when permuting `shape` by `perm` leaves every element where it is (only unit axes move).

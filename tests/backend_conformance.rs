@@ -1,0 +1,651 @@
+//! Backend conformance: every primitive and every compute operation of a sweep, in all four
+//! element types, on every backend this machine has, against plain references computed here
+//! with naive loops in complex128: to 1e-12 in double precision, 1e-5 in single.
+//!
+//! A backend that this build or this machine lacks is reported on standard error as not run.
+
+use srcflow::backend::{Backend, BackendTensor, CpuBackend, DeviceTensor, Gemm};
+use srcflow::engine::BackendValues;
+use srcflow::gen::{random_mpo, random_mps};
+use srcflow::graph::{GraphOptions, Op, SweepGraph, Task};
+use srcflow::kernels::legs;
+use srcflow::tensor::{AnyTensor, Array, DType, Leg, Meter, C64};
+use srcflow::Stack;
+use std::collections::HashMap;
+
+/// The backends to hold to the references; the ones not present are named as not run.
+fn backends() -> Vec<Box<dyn Backend>> {
+    eprintln!("backend cuda: not run (srcflow has no CUDA backend yet)");
+    vec![Box::new(CpuBackend::new(2).unwrap())]
+}
+
+const DTYPES: [DType; 4] = [
+    DType::Float32,
+    DType::Float64,
+    DType::Complex64,
+    DType::Complex128,
+];
+
+/// Relative tolerance for results computed in `dtype`.
+fn tolerance(dtype: DType) -> f64 {
+    if dtype.is_double() {
+        1e-12
+    } else {
+        1e-5
+    }
+}
+
+/// A reference value: complex128 elements, row-major.
+#[derive(Clone, Debug)]
+struct Dense {
+    dims: Vec<usize>,
+    data: Vec<C64>,
+}
+
+impl Dense {
+    /// Pseudo-random entries in [-1, 1] (real for real types), rounded to `dtype`.
+    fn random(dims: &[usize], seed: u64, dtype: DType) -> Dense {
+        let mut state = seed
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        let mut next = || {
+            state = state
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            ((state >> 11) as f64 / (1u64 << 53) as f64) * 2.0 - 1.0
+        };
+        let len = dims.iter().product();
+        let data = (0..len)
+            .map(|_| {
+                let re = next();
+                let im = if dtype.is_complex() { next() } else { 0.0 };
+                C64::new(re, im)
+            })
+            .collect();
+        Dense {
+            dims: dims.to_vec(),
+            data,
+        }
+        .rounded(dtype)
+    }
+
+    /// The same values after a trip through `dtype`.
+    fn rounded(self, dtype: DType) -> Dense {
+        let any = self.any(dtype);
+        Dense {
+            dims: self.dims,
+            data: any.to_c64().into_data(),
+        }
+    }
+
+    /// The values as a host array of `dtype`.
+    fn any(&self, dtype: DType) -> AnyTensor {
+        AnyTensor::from(Array::new(self.dims.clone(), self.data.clone()).unwrap()).cast(dtype)
+    }
+
+    /// The values uploaded to `backend` as `dtype`.
+    fn on(&self, backend: &dyn Backend, dtype: DType) -> DeviceTensor {
+        backend.upload(&self.any(dtype)).unwrap()
+    }
+
+    /// The values of `tensor`, downloaded from `backend`.
+    fn of(backend: &dyn Backend, tensor: DeviceTensor) -> Dense {
+        let host = backend.download(tensor).unwrap();
+        Dense {
+            dims: host.shape().to_vec(),
+            data: host.to_c64().into_data(),
+        }
+    }
+
+    /// The element at multi-index `index`.
+    fn at(&self, index: &[usize]) -> C64 {
+        let flat = index
+            .iter()
+            .zip(&self.dims)
+            .fold(0, |flat, (&i, &d)| flat * d + i);
+        self.data[flat]
+    }
+
+    /// The conjugate transpose of a matrix.
+    fn adjoint(&self) -> Dense {
+        let [m, n] = self.dims[..] else {
+            panic!("a matrix")
+        };
+        let data = (0..n * m)
+            .map(|f| self.data[(f % m) * n + f / m].conj())
+            .collect();
+        Dense {
+            dims: vec![n, m],
+            data,
+        }
+    }
+}
+
+/// `a · b` for matrices.
+fn matmul(a: &Dense, b: &Dense) -> Dense {
+    let (&[m, k], &[k2, n]) = (&a.dims[..], &b.dims[..]) else {
+        panic!("matrices")
+    };
+    assert_eq!(k, k2);
+    let data = (0..m * n)
+        .map(|f| {
+            (0..k)
+                .map(|l| a.data[f / n * k + l] * b.data[l * n + f % n])
+                .sum()
+        })
+        .collect();
+    Dense {
+        dims: vec![m, n],
+        data,
+    }
+}
+
+/// The identity matrix of size `n`.
+fn identity(n: usize) -> Dense {
+    let data = (0..n * n)
+        .map(|f| C64::new(if f / n == f % n { 1.0 } else { 0.0 }, 0.0))
+        .collect();
+    Dense {
+        dims: vec![n, n],
+        data,
+    }
+}
+
+/// Σ over every leg not in `out` of the product of `operands` (legs named per operand): a
+/// brute-force einsum, the reference for every contraction.
+fn einsum(operands: &[(Vec<Leg>, &Dense)], out: &[Leg]) -> Dense {
+    let mut sizes: HashMap<Leg, usize> = HashMap::new();
+    let mut all: Vec<Leg> = Vec::new();
+    for (legs, value) in operands {
+        assert_eq!(legs.len(), value.dims.len(), "one leg per axis");
+        for (&leg, &dim) in legs.iter().zip(&value.dims) {
+            if !all.contains(&leg) {
+                all.push(leg);
+            }
+            assert_eq!(*sizes.entry(leg).or_insert(dim), dim, "{leg:?} sizes agree");
+        }
+    }
+    let dims: Vec<usize> = out.iter().map(|l| sizes[l]).collect();
+    let mut data = vec![C64::new(0.0, 0.0); dims.iter().product()];
+    let total: usize = all.iter().map(|l| sizes[l]).product();
+    for flat in 0..total {
+        let mut rest = flat;
+        let mut value: HashMap<Leg, usize> = HashMap::new();
+        for leg in all.iter().rev() {
+            value.insert(*leg, rest % sizes[leg]);
+            rest /= sizes[leg];
+        }
+        let term: C64 = operands
+            .iter()
+            .map(|(legs, t)| t.at(&legs.iter().map(|l| value[l]).collect::<Vec<_>>()))
+            .product();
+        let at = out.iter().fold(0, |f, l| f * sizes[l] + value[l]);
+        data[at] += term;
+    }
+    Dense { dims, data }
+}
+
+/// Fails unless `got` matches `want` to the tolerance of `dtype`, relative to `want`'s largest
+/// entry.
+fn assert_close(got: &Dense, want: &Dense, dtype: DType, what: &str) {
+    assert_eq!(got.dims, want.dims, "{what} in {dtype}: dimensions");
+    let scale = want.data.iter().map(|z| z.norm()).fold(1.0, f64::max);
+    let worst = got
+        .data
+        .iter()
+        .zip(&want.data)
+        .map(|(a, b)| (a - b).norm())
+        .fold(0.0, f64::max);
+    assert!(
+        worst <= tolerance(dtype) * scale,
+        "{what} in {dtype}: off by {worst:e} (scale {scale:e})"
+    );
+}
+
+/// Runs `check` on every backend in every element type.
+fn on_every_backend(check: impl Fn(&dyn Backend, DType)) {
+    for backend in backends() {
+        for dtype in DTYPES {
+            check(backend.as_ref(), dtype);
+        }
+    }
+}
+
+#[test]
+fn batched_gemm_matches_the_plain_product_small_and_large() {
+    on_every_backend(|backend, dtype| {
+        for (batch, m, n, k) in [(3, 2, 5, 4), (1, 1, 1, 1), (2, 70, 66, 72)] {
+            let a = Dense::random(&[batch, m, k], 1, dtype);
+            let b = Dense::random(&[batch, k, n], 2, dtype);
+            let gemm = Gemm { batch, m, n, k };
+            let dims = vec![batch, m, n];
+            let out = backend
+                .batched_gemm(&a.on(backend, dtype), &b.on(backend, dtype), gemm, dims)
+                .unwrap();
+            let want = einsum(
+                &[
+                    (vec![Leg::Col, Leg::Up, Leg::Join(0)], &a),
+                    (vec![Leg::Col, Leg::Join(0), Leg::Down], &b),
+                ],
+                &[Leg::Col, Leg::Up, Leg::Down],
+            );
+            assert_close(&Dense::of(backend, out), &want, dtype, "batched GEMM");
+        }
+    });
+}
+
+#[test]
+fn permute_conj_cast_and_scale_move_and_change_the_right_elements() {
+    let legs = [Leg::Up, Leg::Down, Leg::Col, Leg::OutLeft];
+    on_every_backend(|backend, dtype| {
+        let x = Dense::random(&[3, 4, 5, 2], 3, dtype);
+        let on = x.on(backend, dtype);
+        let perm = [2, 0, 3, 1];
+        let want = einsum(
+            &[(legs.to_vec(), &x)],
+            &perm.iter().map(|&p| legs[p]).collect::<Vec<_>>(),
+        );
+        let permuted = backend.permute(&on, &perm).unwrap();
+        assert_close(&Dense::of(backend, permuted), &want, dtype, "permute");
+
+        let conj = Dense::of(backend, backend.conj(&on).unwrap());
+        let want = Dense {
+            dims: x.dims.clone(),
+            data: x.data.iter().map(|z| z.conj()).collect(),
+        };
+        assert_close(&conj, &want, dtype, "conj");
+
+        for to in DTYPES {
+            let cast = Dense::of(backend, backend.cast(&on, to).unwrap());
+            let want = x.clone().rounded(to);
+            assert_close(&cast, &want, to, &format!("cast from {dtype}"));
+        }
+
+        let factors = [0.5, -2.0, 3.0, 0.25, 1.5];
+        let scaled = Dense::of(backend, backend.scale(&on, 2, &factors).unwrap());
+        let want = Dense {
+            dims: x.dims.clone(),
+            data: (0..x.data.len())
+                .map(|f| x.data[f] * factors[(f / 2) % 5])
+                .collect(),
+        };
+        assert_close(&scaled, &want, dtype, "scale");
+    });
+}
+
+#[test]
+fn slices_and_joins_along_every_axis_undo_each_other() {
+    on_every_backend(|backend, dtype| {
+        let x = Dense::random(&[4, 3, 5], 4, dtype);
+        let on = x.on(backend, dtype);
+        for axis in 0..3 {
+            let size = x.dims[axis];
+            let cut = size / 2;
+            let parts = [
+                backend.slice(&on, axis, 0..cut).unwrap(),
+                backend.slice(&on, axis, cut..size).unwrap(),
+            ];
+            let middle = Dense::of(backend, backend.slice(&on, axis, 1..size - 1).unwrap());
+            for (f, &z) in middle.data.iter().enumerate() {
+                let mut index = vec![0; 3];
+                let mut rest = f;
+                for a in (0..3).rev() {
+                    index[a] = rest % middle.dims[a];
+                    rest /= middle.dims[a];
+                }
+                index[axis] += 1;
+                assert_eq!(z, x.at(&index), "slice along axis {axis} in {dtype}");
+            }
+            let joined = Dense::of(backend, backend.join(&parts, axis).unwrap());
+            assert_close(&joined, &x, dtype, &format!("join along axis {axis}"));
+        }
+    });
+}
+
+#[test]
+fn thin_qr_and_svd_factor_tall_and_wide_matrices() {
+    on_every_backend(|backend, dtype| {
+        for (m, n) in [(9, 4), (4, 9), (6, 6)] {
+            let a = Dense::random(&[m, n], 5, dtype);
+            let r_dims = m.min(n);
+            let (q, r) = backend.thin_qr(&a.on(backend, dtype)).unwrap();
+            let (q, r) = (Dense::of(backend, q), Dense::of(backend, r));
+            assert_eq!(
+                (q.dims.clone(), r.dims.clone()),
+                (vec![m, r_dims], vec![r_dims, n])
+            );
+            assert_close(&matmul(&q, &r), &a, dtype, "Q·R");
+            assert_close(&matmul(&q.adjoint(), &q), &identity(r_dims), dtype, "QᴴQ");
+            for i in 0..r_dims {
+                for j in 0..i.min(n) {
+                    assert!(
+                        r.data[i * n + j].norm() <= tolerance(dtype),
+                        "R is triangular"
+                    );
+                }
+            }
+
+            let (u, s, vh) = backend.thin_svd(&a.on(backend, dtype)).unwrap();
+            let (u, vh) = (Dense::of(backend, u), Dense::of(backend, vh));
+            assert!(s.windows(2).all(|w| w[0] >= w[1]) && s[r_dims - 1] >= 0.0);
+            assert_close(&matmul(&u.adjoint(), &u), &identity(r_dims), dtype, "UᴴU");
+            assert_close(&matmul(&vh, &vh.adjoint()), &identity(r_dims), dtype, "VᴴV");
+            let mut us = u.clone();
+            for (f, z) in us.data.iter_mut().enumerate() {
+                *z *= s[f % r_dims];
+            }
+            assert_close(&matmul(&us, &vh), &a, dtype, "U·S·Vᴴ");
+        }
+    });
+}
+
+#[test]
+fn upload_and_download_keep_every_element() {
+    on_every_backend(|backend, dtype| {
+        let x = Dense::random(&[2, 3, 4], 6, dtype);
+        let back = Dense::of(backend, x.on(backend, dtype));
+        assert_eq!(
+            back.data,
+            x.data,
+            "{} round trip in {dtype}",
+            backend.name()
+        );
+    });
+}
+
+/// A sweep graph of a random MPO · MPS on `sites` sites (phys 2, bonds 3 and 2), with `options`.
+fn graph(sites: usize, options: GraphOptions) -> SweepGraph {
+    let mpo = random_mpo(sites, 2, 2, 2, 0.5, 1);
+    let mps = random_mps(sites, 2, 3, 0.5, 2);
+    let mut shape = Stack::of_trains(&[&mpo, &mps]).unwrap().shape();
+    for layer in &mut shape.layers {
+        layer.dtype = options.dtype.expect("the tests name the element type");
+    }
+    SweepGraph::build(&shape, &options).unwrap()
+}
+
+/// The first task of `graph` that `pick` accepts.
+fn task_where(graph: &SweepGraph, pick: impl Fn(&Task) -> bool) -> Task {
+    graph
+        .nodes_in_order()
+        .into_iter()
+        .map(|n| graph.graph[n].clone())
+        .find(|t| pick(t))
+        .expect("the graph has such a task")
+}
+
+/// Random inputs of `task`, with the dimensions the graph gives them.
+fn inputs_of(graph: &SweepGraph, task: &Task, dtype: DType) -> Vec<Dense> {
+    task.inputs
+        .iter()
+        .enumerate()
+        .map(|(i, &id)| Dense::random(&graph.value_dims(id), 10 + i as u64, dtype))
+        .collect()
+}
+
+/// Runs `task` of `graph` on `backend` with `inputs`; its outputs.
+fn run(backend: &dyn Backend, graph: &SweepGraph, task: &Task, inputs: &[Dense]) -> Vec<Dense> {
+    let dtype = graph.dtype;
+    let values = BackendValues {
+        backend,
+        dtype,
+        seed: 7,
+    };
+    let operands = inputs
+        .iter()
+        .map(|d| BackendTensor {
+            backend,
+            tensor: d.on(backend, dtype),
+        })
+        .collect();
+    graph
+        .run_kernel(task, operands, &values, &mut Meter::default())
+        .unwrap()
+        .into_iter()
+        .map(|out| Dense::of(backend, out.tensor))
+        .collect()
+}
+
+/// A graph of 4 sites computing in `dtype`, folding or not.
+fn sweep(dtype: DType, fold: bool) -> SweepGraph {
+    graph(
+        4,
+        GraphOptions {
+            dtype: Some(dtype),
+            fold,
+            ..GraphOptions::new(4)
+        },
+    )
+}
+
+/// Core legs of both layers, top first.
+fn core_legs() -> Vec<Vec<Leg>> {
+    (0..2).map(|i| legs::core(i, 2)).collect()
+}
+
+/// Ω of `site` over `cols` columns as the runs draw it.
+fn omega(graph: &SweepGraph, site: usize, cols: srcflow::graph::Cols) -> Dense {
+    let (up, down) = graph.stack.output_phys(site);
+    let omega = srcflow::test_matrix::test_matrix::<C64>(7, site, up, down, cols);
+    Dense {
+        dims: omega.shape().to_vec(),
+        data: omega.into_data(),
+    }
+    .rounded(graph.dtype)
+}
+
+#[test]
+fn env_tasks_match_the_plain_contraction_at_the_first_and_an_inner_site() {
+    on_every_backend(|backend, dtype| {
+        let g = sweep(dtype, true);
+        for site in [0, 1] {
+            let task = task_where(&g, |t| t.op == Op::Env && t.site == site);
+            let inputs = inputs_of(&g, &task, dtype);
+            let got = run(backend, &g, &task, &inputs);
+            let cols = task.cols.unwrap();
+            let omega = omega(&g, site, cols);
+            let mut operands: Vec<(Vec<Leg>, &Dense)> = vec![(legs::omega(), &omega)];
+            let cores = if site == 0 { &inputs[..] } else { &inputs[1..] };
+            if site > 0 {
+                operands.push((legs::env_in(2), &inputs[0]));
+            }
+            operands.extend(core_legs().into_iter().zip(cores));
+            let want = einsum(&operands, &legs::env_out(2));
+            assert_close(&got[0], &want, dtype, &format!("env at site {site}"));
+        }
+    });
+}
+
+#[test]
+fn sketch_fold_project_and_first_match_the_plain_contraction() {
+    on_every_backend(|backend, dtype| {
+        for fold in [false, true] {
+            let g = sweep(dtype, fold);
+            let ops = [Op::Sketch, Op::Project, Op::First, Op::Fold];
+            for op in ops.into_iter().filter(|&op| fold || op != Op::Fold) {
+                for site in [1, g.sites() - 1] {
+                    let site = if op == Op::First { 0 } else { site };
+                    let Some(task) = find_task(&g, op, site) else {
+                        continue;
+                    };
+                    let inputs = inputs_of(&g, &task, dtype);
+                    let got = run(backend, &g, &task, &inputs);
+                    let want = reference(&task, &inputs);
+                    assert_close(&got[0], &want, dtype, &format!("{task} (fold {fold})"));
+                }
+            }
+        }
+    });
+}
+
+/// The first task of `graph` doing `op` at `site`, if any.
+fn find_task(graph: &SweepGraph, op: Op, site: usize) -> Option<Task> {
+    graph
+        .graph
+        .node_weights()
+        .find(|t| t.op == op && t.site == site)
+        .cloned()
+}
+
+/// What `task` (a sketch, project, first or fold task of a 2-layer stack) computes from
+/// `inputs`, by brute force.
+fn reference(task: &Task, inputs: &[Dense]) -> Dense {
+    let cores = core_legs();
+    let conj = |d: &Dense| Dense {
+        dims: d.dims.clone(),
+        data: d.data.iter().map(|z| z.conj()).collect(),
+    };
+    let eta_conj = conj(&inputs[0]);
+    let mut operands: Vec<(Vec<Leg>, &Dense)> = Vec::new();
+    let (site_inputs, out) = match task.op {
+        Op::Sketch => {
+            operands.push((legs::env_in(2), &inputs[0]));
+            (&inputs[1..], legs::sketch())
+        }
+        Op::Project => {
+            operands.push((legs::basis(), &eta_conj));
+            (&inputs[1..], legs::proj_out(2))
+        }
+        Op::First => {
+            let mut out = legs::sketch();
+            out[0] = Leg::OutLeft;
+            (inputs, out)
+        }
+        Op::Fold => (inputs, legs::folded(2)),
+        op => panic!("no reference for {op:?}"),
+    };
+    let ones = Dense {
+        dims: vec![1; 3],
+        data: vec![C64::new(1.0, 0.0)],
+    };
+    if task.reads_folded() {
+        operands.push((legs::folded(2), &site_inputs[0]));
+    } else {
+        operands.extend(cores.into_iter().zip(&site_inputs[..2]));
+        operands.push((legs::proj_in(2), site_inputs.get(2).unwrap_or(&ones)));
+    }
+    if task.op == Op::First {
+        let sketch = einsum(&operands, &legs::sketch()[1..]);
+        return Dense {
+            dims: [vec![1], sketch.dims].concat(),
+            data: sketch.data,
+        };
+    }
+    einsum(&operands, &out)
+}
+
+#[test]
+fn qr_tasks_give_an_orthonormal_basis_of_the_joined_sketch_blocks() {
+    on_every_backend(|backend, dtype| {
+        let g = graph(
+            4,
+            GraphOptions {
+                dtype: Some(dtype),
+                batch_cols: Some(2),
+                ..GraphOptions::new(4)
+            },
+        );
+        let task = task_where(&g, |t| t.op == Op::Qr && t.inputs.len() > 1);
+        let inputs = inputs_of(&g, &task, dtype);
+        let eta = &run(backend, &g, &task, &inputs)[0];
+        let rank = eta.dims[0];
+        let row: usize = eta.dims[1..].iter().product();
+        let rows = Dense {
+            dims: vec![rank, row],
+            data: eta.data.clone(),
+        };
+        assert_close(
+            &matmul(&rows, &rows.adjoint()),
+            &identity(rank),
+            dtype,
+            "η ηᴴ",
+        );
+        for block in &inputs {
+            // Y's rows [Col, Up, Down, OutRight] lie in the span of η's rows.
+            let y = Dense {
+                dims: vec![block.dims[0], row],
+                data: block.data.clone(),
+            };
+            let back = matmul(&matmul(&y, &rows.adjoint()), &rows);
+            assert_close(&back, &y, dtype, "Y projected on η");
+        }
+    });
+}
+
+#[test]
+fn round_and_exact_tasks_reproduce_what_they_truncate_when_nothing_is_cut() {
+    on_every_backend(|backend, dtype| {
+        let g = graph(
+            4,
+            GraphOptions {
+                dtype: Some(dtype),
+                oversample: 2.0,
+                ..GraphOptions::new(4)
+            },
+        );
+        let task = task_where(&g, |t| {
+            t.op == Op::Round && t.site > 0 && t.site + 1 < g.sites() && {
+                g.value_dims(t.inputs[1])[3] <= g.chi_out
+            }
+        });
+        let inputs = inputs_of(&g, &task, dtype);
+        let got = run(backend, &g, &task, &inputs);
+        let [l, u, d, r] = inputs[1].dims[..] else {
+            panic!()
+        };
+        let k = inputs[0].dims[0];
+        let flat = |t: &Dense, rows: usize| Dense {
+            dims: vec![rows, t.data.len() / rows],
+            data: t.data.clone(),
+        };
+        let want = matmul(&inputs[0], &flat(&inputs[1], l));
+        let kept = got[0].dims[3];
+        let core = flat(&got[0], k * u * d);
+        let rebuilt = matmul(&core, &got[1]);
+        let want = flat(&want, k * u * d);
+        assert_eq!(got[1].dims, vec![kept, r]);
+        assert_close(&rebuilt, &want, dtype, "rounded core · carry");
+
+        let g = graph(
+            2,
+            GraphOptions {
+                dtype: Some(dtype),
+                ..GraphOptions::new(16)
+            },
+        );
+        let task = task_where(&g, |t| t.op == Op::Exact);
+        let inputs = inputs_of(&g, &task, dtype);
+        let got = run(backend, &g, &task, &inputs);
+        let mut right_legs = core_legs();
+        for legs in &mut right_legs {
+            for leg in legs.iter_mut() {
+                *leg = match *leg {
+                    Leg::Left(i) => Leg::Right(i),
+                    Leg::Right(i) => Leg::Left(i + 2),
+                    Leg::Up => Leg::OutLeft,
+                    Leg::Down => Leg::OutRight,
+                    Leg::Join(i) => Leg::Join(i + 2),
+                    other => other,
+                };
+            }
+        }
+        let mut operands: Vec<(Vec<Leg>, &Dense)> =
+            core_legs().into_iter().zip(&inputs[..2]).collect();
+        operands.extend(right_legs.into_iter().zip(&inputs[2..]));
+        let out = [
+            Leg::Left(0),
+            Leg::Left(1),
+            Leg::Up,
+            Leg::Down,
+            Leg::OutLeft,
+            Leg::OutRight,
+            Leg::Left(2),
+            Leg::Left(3),
+        ];
+        let want = einsum(&operands, &out);
+        let p0: usize = got[0].dims.iter().product::<usize>() / got[0].dims[3];
+        let rebuilt = matmul(&flat(&got[0], p0), &flat(&got[1], got[1].dims[0]));
+        let want = flat(&want, p0);
+        assert_close(&rebuilt, &want, dtype, "exact pair");
+    });
+}
