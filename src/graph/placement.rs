@@ -8,7 +8,7 @@ use petgraph::visit::EdgeRef;
 use petgraph::Direction;
 
 impl SweepGraph {
-    /// Bytes of the environment slice C_site[cols].
+    /// Bytes of the environment slice C_site\[cols\].
     pub fn env_bytes(&self, site: usize, cols: Cols) -> u64 {
         let bonds: usize = self.stack.site(site).iter().map(|s| s[1]).product();
         (cols.len() * bonds * self.dtype.bytes()) as u64

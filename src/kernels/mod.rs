@@ -1,4 +1,4 @@
-//! The SRC kernels, written once over [`Operand`]: they compute on tensors and count on shapes.
+//! The SRC kernels, written once over [`Operand`](crate::tensor::Operand): they compute on tensors and count on shapes.
 //!
 //! Every kernel takes labelled operands whose legs come from [`legs`]; layer `i` of `k` has core
 //! legs `[Left(i), Right(i), up, down]` where `up` is `Up` for the top layer and `Join(i-1)`

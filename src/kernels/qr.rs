@@ -108,9 +108,9 @@ mod tests {
             let coeff: Vec<C64> = (0..4)
                 .map(|r| (0..m).map(|i| eta.data()[r * m + i].conj() * col[i]).sum())
                 .collect();
-            for i in 0..m {
+            for (i, &entry) in col.iter().enumerate() {
                 let back: C64 = (0..4).map(|r| eta.data()[r * m + i] * coeff[r]).sum();
-                assert!((back - col[i]).norm() < 1e-12);
+                assert!((back - entry).norm() < 1e-12);
             }
         }
     }

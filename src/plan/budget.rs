@@ -91,5 +91,7 @@ fn free_space(dir: &Path) -> Result<u64> {
     }
     // SAFETY: statvfs returned 0, so it filled `stats`.
     let stats = unsafe { stats.assume_init() };
+    // The two fields are of other integer types on other platforms.
+    #[allow(clippy::unnecessary_cast)]
     Ok(stats.f_bavail as u64 * stats.f_frsize as u64)
 }

@@ -101,7 +101,7 @@ impl<T: Scalar> Array<T> {
 
     /// Multiplies every element by `factor`.
     pub fn scale(&mut self, factor: T) {
-        self.data.iter_mut().for_each(|z| *z = *z * factor);
+        self.data.iter_mut().for_each(|z| *z *= factor);
     }
 
     /// Frobenius norm.

@@ -99,12 +99,11 @@ pub fn thin_qr<T: Scalar>(a: MatRef<'_, T>) -> (Mat<T>, Mat<T>) {
     (q, r)
 }
 
+/// A thin SVD in row-major vectors: U, the singular values, Vᴴ and the rank.
+pub type RowMajorSvd<T> = (Vec<T>, Vec<f64>, Vec<T>, usize);
+
 /// Thin SVD of row-major `rows × cols`: (U, singular values, Vᴴ), U and Vᴴ row-major.
-pub fn thin_svd<T: Scalar>(
-    data: &[T],
-    rows: usize,
-    cols: usize,
-) -> Result<(Vec<T>, Vec<f64>, Vec<T>, usize)> {
+pub fn thin_svd<T: Scalar>(data: &[T], rows: usize, cols: usize) -> Result<RowMajorSvd<T>> {
     let (u, s, v) = svd(view(data, rows, cols))?;
     let k = s.len();
     let vh = Mat::<T>::from_fn(k, cols, |i, j| Scalar::conj(v[(j, i)]));

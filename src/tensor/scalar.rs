@@ -5,7 +5,7 @@ use faer::traits::ComplexField;
 use num_complex::{Complex32, Complex64};
 use std::fmt::Debug;
 use std::iter::Sum;
-use std::ops::{Add, AddAssign, Mul};
+use std::ops::{Add, AddAssign, Mul, MulAssign};
 
 /// An element type kernels compute in: `f32`, `f64`, `Complex32` or `Complex64`.
 pub trait Scalar:
@@ -18,6 +18,7 @@ pub trait Scalar:
     + Add<Output = Self>
     + AddAssign
     + Mul<Output = Self>
+    + MulAssign
     + Sum
     + npyz::Serialize
     + npyz::Deserialize
