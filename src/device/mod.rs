@@ -3,11 +3,15 @@
 //!
 //! [`MemoryPool`] is the interface; [`SimulatedPool`] implements it on the CPU so that the
 //! memory governor (admission, cache releases, half-batch rewrites) is exercised and tested
-//! without a GPU. The CUDA backend's caching pool will front the same trait.
+//! without a GPU. The CUDA backend's caching pool will front the same trait. [`FaultyPool`]
+//! injects allocation failures into any pool; a capacity schedule shrinks any pool through
+//! [`MemoryPool::set_capacity`]. Pre-fragmentation stays a setting of the simulated pool: it
+//! lays out the segments of the pool itself, which no wrapper can see.
 
 mod block;
 mod capacity_schedule;
 mod device_fault;
+mod faulty_pool;
 mod oom_fault;
 mod options;
 mod pool;
@@ -16,6 +20,7 @@ mod request;
 pub use block::Block;
 pub use capacity_schedule::CapacitySchedule;
 pub use device_fault::DeviceFault;
+pub use faulty_pool::FaultyPool;
 pub use oom_fault::OomFault;
 pub use options::DeviceOptions;
 pub use pool::{PoolConfig, SimulatedPool};

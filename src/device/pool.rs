@@ -8,7 +8,7 @@
 //! differ as on a GPU: a segment part of which is still in use cannot go back. Only wholly
 //! unused segments return to the device, on [`MemoryPool::release_cache`].
 
-use super::{Block, MemoryPool, OomFault, OutOfMemory, PoolUsage};
+use super::{Block, MemoryPool, OutOfMemory, PoolUsage};
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, MutexGuard};
 
@@ -25,14 +25,11 @@ pub struct PoolConfig {
     /// Pre-fragments the whole device into segments of this size, each pinned in its middle by
     /// a block that is never freed, so no request larger than half a piece can be served.
     pub fragment: Option<u64>,
-    /// Makes a fraction of allocations fail.
-    pub fault: Option<OomFault>,
 }
 
 /// A device memory pool that keeps freed blocks cached (see the module documentation).
 pub struct SimulatedPool {
     state: Arc<Mutex<PoolState>>,
-    fault: Option<OomFault>,
 }
 
 /// Segments by id, and the device's capacity.
@@ -80,7 +77,6 @@ impl SimulatedPool {
         }
         Ok(SimulatedPool {
             state: Arc::new(Mutex::new(state)),
-            fault: config.fault,
         })
     }
 
@@ -93,14 +89,10 @@ impl MemoryPool for SimulatedPool {
     fn allocate(&self, bytes: u64) -> Result<Block, OutOfMemory> {
         let size = round_up(bytes.max(1), ROUND);
         let mut state = self.state();
-        let fail = |state: &PoolState, injected| OutOfMemory {
+        let (segment, offset) = state.take(size).ok_or_else(|| OutOfMemory {
             usage: state.usage(),
-            injected,
-        };
-        if self.fault.as_ref().is_some_and(|f| f.strikes()) {
-            return Err(fail(&state, true));
-        }
-        let (segment, offset) = state.take(size).ok_or_else(|| fail(&state, false))?;
+            injected: false,
+        })?;
         let pool = Arc::clone(&self.state);
         Ok(Block::new(size, move || {
             let mut state = pool.lock().unwrap_or_else(|e| e.into_inner());
@@ -307,7 +299,6 @@ mod tests {
         SimulatedPool::new(PoolConfig {
             capacity: Some(capacity),
             fragment,
-            fault: None,
         })
         .unwrap()
     }
@@ -367,7 +358,6 @@ mod tests {
         let err = SimulatedPool::new(PoolConfig {
             capacity: Some(1 << 40),
             fragment: Some(4096),
-            fault: None,
         })
         .err()
         .unwrap();

@@ -21,7 +21,7 @@ pub use tiering::Tiering;
 
 use crate::alloc;
 use crate::backend::{Backend, CpuBackend};
-use crate::device::{MemoryPool, PoolConfig, SimulatedPool};
+use crate::device::{FaultyPool, MemoryPool, PoolConfig, SimulatedPool};
 use crate::error::{Error, Result};
 use crate::graph::{share, GraphOptions, Op, SweepGraph};
 use crate::plan::{self, Drift, MemoryProfile, Plan, PlanRequest, Tier, PROCESS_BASELINE};
@@ -326,7 +326,7 @@ impl Engine {
     fn schedule(&self, graph: &SweepGraph) -> Result<(SchedOptions, Governor, Option<u64>)> {
         let device = &self.tiering.device;
         let pools = (0..graph.devices)
-            .map(|device| Ok(Arc::new(self.device_pool(device)?) as Arc<dyn MemoryPool>))
+            .map(|device| self.device_pool(device))
             .collect::<Result<_>>()?;
         let governor = Governor::new(
             pools,
@@ -356,12 +356,15 @@ impl Engine {
     /// The memory of device `device`: the device budget as capacity (unlimited without
     /// budgets), with the faults the tiering asks for (injected allocation failures on the
     /// first device only).
-    fn device_pool(&self, device: usize) -> Result<SimulatedPool> {
+    fn device_pool(&self, device: usize) -> Result<Arc<dyn MemoryPool>> {
         let options = &self.tiering.device;
-        SimulatedPool::new(PoolConfig {
+        let pool = SimulatedPool::new(PoolConfig {
             capacity: self.tiering.budgets.as_ref().map(|b| b.device),
             fragment: options.fragment,
-            fault: options.inject_oom.clone().filter(|_| device == 0),
+        })?;
+        Ok(match options.inject_oom.clone().filter(|_| device == 0) {
+            Some(fault) => Arc::new(FaultyPool::new(pool, fault)),
+            None => Arc::new(pool),
         })
     }
 
