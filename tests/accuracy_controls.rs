@@ -46,8 +46,11 @@ fn median_ratio(stack: &Stack, exact: &Train, chi: usize, oversample: f64) -> f6
     let mut ratios: Vec<f64> = (0..10)
         .map(|seed| {
             let options = Options {
+                graph: srcflow::graph::GraphOptions {
+                    oversample,
+                    ..srcflow::graph::GraphOptions::new(chi)
+                },
                 seed,
-                oversample,
                 ..Options::new(chi)
             };
             let out = apply(h, psi, &options).unwrap();
@@ -98,8 +101,11 @@ fn cutoff_keeps_bonds_within_chi_and_meets_the_tolerance_of_the_known_spectrum()
         let (kept, tolerance) = expected_truncation(&exact, cutoff);
         let run = |oversample| {
             let options = Options {
-                cutoff,
-                oversample,
+                graph: srcflow::graph::GraphOptions {
+                    cutoff,
+                    oversample,
+                    ..srcflow::graph::GraphOptions::new(chi)
+                },
                 seed: 3,
                 ..Options::new(chi)
             };
@@ -139,7 +145,10 @@ fn the_exact_two_site_path_applies_the_cutoff_too() {
         &h,
         &psi,
         &Options {
-            cutoff: 0.5,
+            graph: srcflow::graph::GraphOptions {
+                cutoff: 0.5,
+                ..srcflow::graph::GraphOptions::new(16)
+            },
             ..Options::new(16)
         },
     )
@@ -153,28 +162,40 @@ fn out_of_range_cutoffs_and_oversampling_are_refused_by_name() {
     for (options, named) in [
         (
             Options {
-                cutoff: 1.0,
+                graph: srcflow::graph::GraphOptions {
+                    cutoff: 1.0,
+                    ..srcflow::graph::GraphOptions::new(4)
+                },
                 ..Options::new(4)
             },
             "--cutoff",
         ),
         (
             Options {
-                cutoff: -0.1,
+                graph: srcflow::graph::GraphOptions {
+                    cutoff: -0.1,
+                    ..srcflow::graph::GraphOptions::new(4)
+                },
                 ..Options::new(4)
             },
             "--cutoff",
         ),
         (
             Options {
-                oversample: 0.5,
+                graph: srcflow::graph::GraphOptions {
+                    oversample: 0.5,
+                    ..srcflow::graph::GraphOptions::new(4)
+                },
                 ..Options::new(4)
             },
             "--oversample",
         ),
         (
             Options {
-                oversample: f64::NAN,
+                graph: srcflow::graph::GraphOptions {
+                    oversample: f64::NAN,
+                    ..srcflow::graph::GraphOptions::new(4)
+                },
                 ..Options::new(4)
             },
             "--oversample",
@@ -189,17 +210,20 @@ fn out_of_range_cutoffs_and_oversampling_are_refused_by_name() {
 fn the_rounding_sweep_gives_the_same_result_out_of_core_and_through_the_cli() {
     let stack = problem();
     let options = Options {
-        oversample: 1.5,
-        cutoff: 1e-6,
+        graph: srcflow::graph::GraphOptions {
+            oversample: 1.5,
+            cutoff: 1e-6,
+            ..srcflow::graph::GraphOptions::new(CHI_OUT)
+        },
         seed: 4,
         ..Options::new(CHI_OUT)
     };
-    let (reference, _) = Engine::new(options).unwrap().run(&stack).unwrap();
+    let reference = Engine::new(options).unwrap().run(&stack).unwrap().output;
     let scratch = tempfile::tempdir().unwrap();
     let (device, host) = budgets_for_every_tier_of(options, &stack, scratch.path());
     let everywhere = engine_for(options, device, host, scratch.path(), Tiering::default());
     assert!(plan_of(&everywhere, &stack).count_on(Tier::Disk) > 0);
-    let (out, _) = everywhere.run(&stack).unwrap();
+    let out = everywhere.run(&stack).unwrap().output;
     assert!(distance(&out, &reference).unwrap() <= 1e-12);
     assert_empty(scratch.path());
 

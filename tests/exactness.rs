@@ -21,10 +21,13 @@ fn stack(trains: Vec<Train>) -> Stack {
 fn check_exact(stack: &Stack, chi_out: usize, batch_cols: Option<usize>) {
     let exact = exact_product(stack).unwrap();
     let options = Options {
-        batch_cols,
+        graph: srcflow::graph::GraphOptions {
+            batch_cols,
+            ..srcflow::graph::GraphOptions::new(chi_out)
+        },
         ..Options::new(chi_out)
     };
-    let (out, _) = Engine::new(options).unwrap().run(stack).unwrap();
+    let out = Engine::new(options).unwrap().run(stack).unwrap().output;
     let d = distance(&out, &exact).unwrap();
     assert!(d <= 1e-12, "distance {d:e} to the exact product");
     assert!(

@@ -47,10 +47,13 @@ fn folded_sites_give_the_unfolded_result_with_fewer_flops() {
     for (i, stack) in stacks.iter().enumerate() {
         let folded = Options::new(9);
         let unfolded = Options {
-            fold: false,
+            graph: srcflow::graph::GraphOptions {
+                fold: false,
+                ..folded.graph
+            },
             ..folded
         };
-        let graph = |o: Options| SweepGraph::build(&stack.shape(), &o.graph()).unwrap();
+        let graph = |o: Options| SweepGraph::build(&stack.shape(), &o.graph).unwrap();
         let (g_folded, g_unfolded) = (graph(folded), graph(unfolded));
         assert!(folds(&g_folded) > 0, "stack {i}: no site folds");
         assert_eq!(folds(&g_unfolded), 0);
@@ -58,7 +61,7 @@ fn folded_sites_give_the_unfolded_result_with_fewer_flops() {
             g_folded.total_flops() < g_unfolded.total_flops(),
             "stack {i}"
         );
-        let run = |o: Options| Engine::new(o).unwrap().run(stack).unwrap().0;
+        let run = |o: Options| Engine::new(o).unwrap().run(stack).unwrap().output;
         let d = distance(&run(folded), &run(unfolded)).unwrap();
         assert!(d <= 1e-12, "stack {i}: folded and unfolded differ by {d:e}");
     }
@@ -88,7 +91,10 @@ fn the_planner_folds_only_where_no_environment_moves_down_a_tier() {
     let scratch = tempfile::tempdir().unwrap();
     let prepare = |fold: bool, host: u64| {
         let options = Options {
-            fold,
+            graph: srcflow::graph::GraphOptions {
+                fold,
+                ..srcflow::graph::GraphOptions::new(16)
+            },
             ..Options::new(16)
         };
         let engine = engine_for(options, PLENTY, host, scratch.path(), Tiering::default());

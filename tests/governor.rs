@@ -24,7 +24,8 @@ fn faulty(device: u64, host: u64, scratch: &Path, device_options: DeviceOptions)
 }
 
 fn run(engine: &Engine, stack: &Stack) -> (Train, Report) {
-    engine.run(stack).unwrap()
+    let run = engine.run(stack).unwrap();
+    (run.output, run.report)
 }
 
 #[test]
@@ -73,7 +74,10 @@ fn a_fragmented_device_completes_through_rewrites_with_the_same_bits() {
     // fragmented device) sums in another order, so it is compared to round-off.
     for fold in [false, true] {
         let options = Options {
-            fold,
+            graph: srcflow::graph::GraphOptions {
+                fold,
+                ..options(None).graph
+            },
             ..options(None)
         };
         let engine = |device: DeviceOptions| {

@@ -31,11 +31,14 @@ fn layer(name: &str, train: Train) -> Layer {
 /// The output of `options` on `devices` devices, two threads in all.
 fn run_on(devices: usize, options: Options, stack: &Stack) -> Train {
     let options = Options {
-        devices,
+        graph: srcflow::graph::GraphOptions {
+            devices,
+            ..options.graph
+        },
         threads: 2,
         ..options
     };
-    Engine::new(options).unwrap().run(stack).unwrap().0
+    Engine::new(options).unwrap().run(stack).unwrap().output
 }
 
 /// Fails unless every device count from 2 to 4 gives the one-device output of `options`.
@@ -61,7 +64,10 @@ fn one_to_four_devices_agree_with_uneven_splits() {
 #[test]
 fn devices_agree_with_column_batches_and_more_devices_than_columns() {
     assert_same_on_every_device_count(Options {
-        batch_cols: Some(3),
+        graph: srcflow::graph::GraphOptions {
+            batch_cols: Some(3),
+            ..srcflow::graph::GraphOptions::new(13)
+        },
         ..Options::new(13)
     });
     assert_same_on_every_device_count(Options::new(3));
@@ -70,12 +76,18 @@ fn devices_agree_with_column_batches_and_more_devices_than_columns() {
 #[test]
 fn devices_agree_with_oversampling_and_a_cutoff() {
     assert_same_on_every_device_count(Options {
-        oversample: 1.5,
-        cutoff: 1e-3,
+        graph: srcflow::graph::GraphOptions {
+            oversample: 1.5,
+            cutoff: 1e-3,
+            ..srcflow::graph::GraphOptions::new(9)
+        },
         ..Options::new(9)
     });
     assert_same_on_every_device_count(Options {
-        cutoff: 1e-3,
+        graph: srcflow::graph::GraphOptions {
+            cutoff: 1e-3,
+            ..srcflow::graph::GraphOptions::new(9)
+        },
         ..Options::new(9)
     });
 }
@@ -137,7 +149,10 @@ fn two_devices_spill_to_every_tier_and_agree_with_memory() {
     let scratch = tempfile::tempdir().unwrap();
     let stack = common::problem();
     let options = Options {
-        devices: 2,
+        graph: srcflow::graph::GraphOptions {
+            devices: 2,
+            ..common::options(None).graph
+        },
         threads: 2,
         ..common::options(None)
     };
@@ -145,7 +160,7 @@ fn two_devices_spill_to_every_tier_and_agree_with_memory() {
     let engine = engine_for(options, device, host, scratch.path(), Tiering::default());
     let plan = plan_of(&engine, &stack);
     assert!(2 * plan.count_on(Tier::Disk) >= plan.tiers.len());
-    let (out, _) = engine.run(&stack).unwrap();
+    let out = engine.run(&stack).unwrap().output;
     let in_memory = run_on(1, common::options(None), &stack);
     let d = distance(&out, &in_memory).unwrap();
     assert!(d <= 1e-12, "distance {d:e} to the in-memory run");
@@ -160,7 +175,10 @@ fn a_failing_device_stops_the_run_with_its_error_and_leaves_nothing() {
     let problem = common::problem_dir(dir.path());
     let out = dir.path().join("out");
     let options = Options {
-        devices: 2,
+        graph: srcflow::graph::GraphOptions {
+            devices: 2,
+            ..common::options(None).graph
+        },
         ..common::options(None)
     };
     let (device, host) = budgets_for_every_tier_of(options, &common::problem(), &scratch);

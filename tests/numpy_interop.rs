@@ -48,7 +48,11 @@ fn numpy_files_in_c_and_fortran_order_give_numpys_product() {
     let expected = npy::read(Path::new(DENSE)).unwrap().to_c64();
     let exact = densify(&exact_product(&stack).unwrap());
     assert!(relative_error(&exact, expected.data()) < 1e-13);
-    let (out, _) = Engine::new(Options::new(16)).unwrap().run(&stack).unwrap();
+    let out = Engine::new(Options::new(16))
+        .unwrap()
+        .run(&stack)
+        .unwrap()
+        .output;
     assert!(relative_error(&densify(&out), expected.data()) < 1e-12);
 }
 

@@ -24,15 +24,16 @@ fn assert_same(out: &Train, reference: &Train, what: &str) {
 fn results_do_not_depend_on_where_environments_live() {
     let stack = problem();
     let scratch = tempfile::tempdir().unwrap();
-    let (reference, _) = Engine::new(Options::new(CHI_OUT))
+    let reference = Engine::new(Options::new(CHI_OUT))
         .unwrap()
         .run(&stack)
-        .unwrap();
+        .unwrap()
+        .output;
 
     let device_only = engine(PLENTY, PLENTY, scratch.path(), None);
     assert_eq!(plan_of(&device_only, &stack).count_on(Tier::Device), 31);
     assert_same(
-        &device_only.run(&stack).unwrap().0,
+        &device_only.run(&stack).unwrap().output,
         &reference,
         "device only",
     );
@@ -41,7 +42,11 @@ fn results_do_not_depend_on_where_environments_live() {
     let with_host = engine(device, PLENTY, scratch.path(), None);
     let plan = plan_of(&with_host, &stack);
     assert!(plan.count_on(Tier::Host) >= 1 && plan.count_on(Tier::Disk) == 0);
-    let (out, report) = with_host.run(&stack).unwrap();
+    let srcflow::engine::Run {
+        output: out,
+        report,
+        ..
+    } = with_host.run(&stack).unwrap();
     assert_same(&out, &reference, "device + host");
     assert_eq!(
         report.environments.get("host"),
@@ -52,7 +57,11 @@ fn results_do_not_depend_on_where_environments_live() {
         let (device, host) = budgets_for_every_tier(&stack, scratch.path(), batch);
         let everywhere = engine(device, host, scratch.path(), batch);
         let plan = plan_of(&everywhere, &stack);
-        let (out, report) = everywhere.run(&stack).unwrap();
+        let srcflow::engine::Run {
+            output: out,
+            report,
+            ..
+        } = everywhere.run(&stack).unwrap();
         assert_same(
             &out,
             &reference,
@@ -82,12 +91,12 @@ fn every_prefetch_policy_gives_the_same_result_on_a_slow_disk() {
         "bandwidth:1",
     ] {
         let tiering = Tiering {
-            prefetch: policy.parse::<Prefetch>().unwrap(),
+            prefetch: std::sync::Arc::new(policy.parse::<Prefetch>().unwrap()),
             disk_rates: DiskRates::both(Bandwidth(10e6)),
             ..Tiering::default()
         };
         let engine = engine_with(device, host, scratch.path(), batch, tiering);
-        outputs.push(engine.run(&stack).unwrap().0);
+        outputs.push(engine.run(&stack).unwrap().output);
         assert_empty(scratch.path());
     }
     for out in &outputs[1..] {
@@ -106,7 +115,7 @@ fn a_read_cap_paces_reads_and_leaves_writes_alone() {
         ..Tiering::default()
     };
     let engine = engine_with(device, host, scratch.path(), None, tiering);
-    let report = engine.run(&stack).unwrap().1;
+    let report = engine.run(&stack).unwrap().report;
     let rate = |lane: &str| {
         let uses = report.lanes.iter().filter(|u| u.lane == lane);
         let (bytes, busy) = uses.fold((0, 0.0), |(b, t), u| (b + u.bytes, t + u.busy_s));
@@ -170,7 +179,7 @@ fn the_default_policy_narrows_its_window_to_fit_a_tight_device() {
     let scratch = tempfile::tempdir().unwrap();
     let with = |device, policy: &str| {
         let tiering = Tiering {
-            prefetch: policy.parse::<Prefetch>().unwrap(),
+            prefetch: std::sync::Arc::new(policy.parse::<Prefetch>().unwrap()),
             ..Tiering::default()
         };
         engine_with(device, PLENTY, scratch.path(), None, tiering)
@@ -187,12 +196,13 @@ fn the_default_policy_narrows_its_window_to_fit_a_tight_device() {
     let plan = plan_of(&default, &stack);
     assert!(plan.fetch_window < 2, "window {}", plan.fetch_window);
     assert!(plan.count_on(Tier::Host) > 0);
-    let (reference, _) = Engine::new(Options::new(CHI_OUT))
+    let reference = Engine::new(Options::new(CHI_OUT))
         .unwrap()
         .run(&stack)
-        .unwrap();
+        .unwrap()
+        .output;
     assert_same(
-        &default.run(&stack).unwrap().0,
+        &default.run(&stack).unwrap().output,
         &reference,
         "narrowed window",
     );

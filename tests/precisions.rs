@@ -138,7 +138,10 @@ fn one_seed_gives_the_same_sketch_in_every_precision() {
     let psi = random_mps(10, 2, 8, 0.3, 4);
     let run = |dtype, seed| {
         let options = Options {
-            dtype: Some(dtype),
+            graph: srcflow::graph::GraphOptions {
+                dtype: Some(dtype),
+                ..srcflow::graph::GraphOptions::new(8)
+            },
             seed,
             ..Options::new(8)
         };
@@ -161,7 +164,10 @@ fn single_precision_halves_the_planned_memory() {
     let stack = common::problem();
     let engine = |dtype| {
         let options = Options {
-            dtype: Some(dtype),
+            graph: srcflow::graph::GraphOptions {
+                dtype: Some(dtype),
+                ..srcflow::graph::GraphOptions::new(common::CHI_OUT)
+            },
             ..Options::new(common::CHI_OUT)
         };
         common::engine_for(
@@ -179,10 +185,13 @@ fn single_precision_halves_the_planned_memory() {
     assert_eq!(single.profile.device.bytes * 2, double.profile.device.bytes);
     let peak = |dtype| {
         let options = Options {
-            dtype: Some(dtype),
+            graph: srcflow::graph::GraphOptions {
+                dtype: Some(dtype),
+                ..srcflow::graph::GraphOptions::new(common::CHI_OUT)
+            },
             ..Options::new(common::CHI_OUT)
         };
-        let (_, report) = Engine::new(options).unwrap().run(&stack).unwrap();
+        let report = Engine::new(options).unwrap().run(&stack).unwrap().report;
         report.peak_bytes.device as f64
     };
     let ratio = peak(DType::Complex64) / peak(DType::Complex128);

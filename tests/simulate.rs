@@ -70,8 +70,8 @@ fn on_a_slow_disk_prefetching_beats_fetching_on_demand() {
         let (graph, _) = engine.prepare(&stack.shape()).unwrap();
         engine.simulate(&graph, &machine()).unwrap().0
     };
-    let on_demand = wall(Prefetch::None);
-    let ahead = wall(Prefetch::default());
+    let on_demand = wall(std::sync::Arc::new(Prefetch::None));
+    let ahead = wall(std::sync::Arc::new(Prefetch::default()));
     assert!(on_demand.stalls_right_to_left.environments_s > 0.0);
     assert!(
         ahead.wall_s < on_demand.wall_s,
@@ -125,7 +125,10 @@ fn simulate_and_calibrate_on_the_command_line() {
 fn an_oversampled_run_is_simulated_with_its_rounding_sweep_at_the_qr_rate() {
     let stack = problem();
     let options = srcflow::Options {
-        oversample: 1.5,
+        graph: srcflow::graph::GraphOptions {
+            oversample: 1.5,
+            ..srcflow::graph::GraphOptions::new(CHI_OUT)
+        },
         ..srcflow::Options::new(CHI_OUT)
     };
     let engine = srcflow::Engine::new(options).unwrap();

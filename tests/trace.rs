@@ -65,7 +65,10 @@ fn trace_has_lanes_counters_and_flows_and_agrees_with_the_report() {
 fn each_device_is_a_process_with_its_own_lanes_and_pool() {
     let stack = problem();
     let options = srcflow::Options {
-        devices: 2,
+        graph: srcflow::graph::GraphOptions {
+            devices: 2,
+            ..options(None).graph
+        },
         threads: 2,
         ..options(None)
     };

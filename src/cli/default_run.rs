@@ -24,7 +24,11 @@ pub fn run() -> Result<()> {
     );
     let stack = generate(ProblemKind::Random, &spec)?;
     let engine = Engine::new(Options::new(CHI_OUT))?;
-    let (out, report) = engine.run(&stack)?;
+    let srcflow::engine::Run {
+        output: out,
+        report,
+        ..
+    } = engine.run(&stack)?;
     println!("{report}");
     let exact = exact_product(&stack)?;
     let error = distance(&out, &exact)?;

@@ -3,6 +3,7 @@
 use super::device_list::DeviceList;
 use super::tiering::TieringArgs;
 use clap::Args;
+use srcflow::graph::GraphOptions;
 use srcflow::io::ProblemDir;
 use srcflow::tensor::DType;
 use srcflow::{Engine, Options, Result};
@@ -59,15 +60,17 @@ impl ProblemArgs {
             problem = problem.conjugating_bra()?;
         }
         let options = Options {
-            chi_out: self.chi_out,
+            graph: GraphOptions {
+                chi_out: self.chi_out,
+                batch_cols: self.batch_cols,
+                cutoff: self.cutoff,
+                oversample: self.oversample,
+                dtype: self.dtype,
+                devices: self.devices.count(),
+                fold: !self.no_fold,
+            },
             seed,
             threads,
-            batch_cols: self.batch_cols,
-            cutoff: self.cutoff,
-            oversample: self.oversample,
-            dtype: self.dtype,
-            devices: self.devices.count(),
-            fold: !self.no_fold,
         };
         let engine = Engine::new(options)?.with_tiering(self.tiering.resolve()?)?;
         Ok((problem, engine))

@@ -7,6 +7,7 @@ use srcflow::plan::BudgetArgs;
 use srcflow::sched::Prefetch;
 use srcflow::store::{DiskFault, DiskRates};
 use srcflow::Result;
+use std::sync::Arc;
 
 /// Budgets, prefetch policy and disk options.
 #[derive(Args)]
@@ -33,7 +34,7 @@ impl TieringArgs {
     pub fn resolve(self) -> Result<Tiering> {
         Ok(Tiering {
             budgets: Some(self.budgets.resolve()?),
-            prefetch: self.prefetch,
+            prefetch: Arc::new(self.prefetch),
             disk_rates: self.disk_bandwidth.unwrap_or_default(),
             disk_fault: self.inject_disk_error,
             device: self.device.resolve()?,

@@ -1,20 +1,24 @@
 //! `Engine`: builds the sweep graph of a stack, runs it on a backend, and reports.
 
 mod backend_values;
+mod builder;
 mod collective;
 mod device_use;
 mod executor;
 mod memory_report;
 mod output_slots;
 mod report;
+mod run;
 mod sink;
 mod source;
 mod tiering;
 
 pub use backend_values::BackendValues;
+pub use builder::EngineBuilder;
 pub use device_use::DeviceUse;
 pub use memory_report::MemoryReport;
 pub use report::{LaneUse, Report};
+pub use run::Run;
 pub use sink::{CoreSink, MemorySink};
 pub use source::{CoreSource, MemorySource};
 pub use tiering::Tiering;
@@ -25,101 +29,77 @@ use crate::device::{FaultyPool, MemoryPool, PoolConfig, SimulatedPool};
 use crate::error::{Error, Result};
 use crate::graph::{share, GraphOptions, Op, SweepGraph};
 use crate::plan::{self, Drift, MemoryProfile, Plan, PlanRequest, Tier, PROCESS_BASELINE};
-use crate::sched::{self, Governor, PrefetchPolicy, Progress, RunLog, SchedOptions};
+use crate::sched::{self, Governor, Pacing, Progress, RunLog, SchedOptions};
 use crate::sim::{MachineModel, ModelExecutor};
 use crate::store::DiskTier;
-use crate::tensor::DType;
-use crate::train::{Stack, StackShape, Train};
+use crate::train::{Stack, StackShape};
 use executor::TaskRouter;
 use std::sync::Arc;
 use std::time::Instant;
 
-/// What a user chooses for one SRC run.
+/// What a user chooses for one SRC run: the graph's shape, the sketches' seed and the threads.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Options {
-    /// Output bond cap χ̄.
-    pub chi_out: usize,
+    /// The choices that shape the sweep graph: χ̄, batches, cutoff, oversampling, element
+    /// type, devices, folding.
+    pub graph: GraphOptions,
     /// Seed of the random test matrices.
     pub seed: u64,
-    /// Worker threads for kernels (0: one per core).
+    /// Worker threads for kernels (0: one per core), shared between the devices; on the CPU
+    /// backend each device is a worker group with its share of the threads.
     pub threads: usize,
-    /// Sketch columns per env/sketch task (`None`: all in one).
-    pub batch_cols: Option<usize>,
-    /// Relative singular-value cutoff in `[0, 1)` (0: bonds stay at χ̄ where they can).
-    pub cutoff: f64,
-    /// Sketch `⌈oversample · χ̄⌉` columns, then round to χ̄ by an SVD sweep (1: no rounding).
-    pub oversample: f64,
-    /// The element type to compute in (`None`: the layers' types promoted as NumPy would).
-    pub dtype: Option<DType>,
-    /// Devices to share the sweep between; on the CPU backend each is a worker group with its
-    /// share of the threads, its own lanes and its own memory cap.
-    pub devices: usize,
-    /// Fold each site's cores into S once for its sketch and projection where that saves
-    /// flops (one device; the planner drops it when it does not fit).
-    pub fold: bool,
 }
 
 impl Options {
     /// Options with output bond `chi_out` and defaults for the rest (seed 0, all cores).
     pub fn new(chi_out: usize) -> Self {
         Options {
-            chi_out,
+            graph: GraphOptions::new(chi_out),
             seed: 0,
             threads: 0,
-            batch_cols: None,
-            cutoff: 0.0,
-            oversample: 1.0,
-            dtype: None,
-            devices: 1,
-            fold: true,
-        }
-    }
-
-    /// The graph-shaping part of the options.
-    pub fn graph(&self) -> GraphOptions {
-        GraphOptions {
-            chi_out: self.chi_out,
-            batch_cols: self.batch_cols,
-            cutoff: self.cutoff,
-            oversample: self.oversample,
-            dtype: self.dtype,
-            devices: self.devices,
-            fold: self.fold,
         }
     }
 }
 
-/// Runs SRC sweeps with one backend.
+/// Runs SRC sweeps on the backends of its devices.
 pub struct Engine {
     options: Options,
     tiering: Tiering,
     /// One backend per device, each with its share of the threads.
     backends: Vec<Box<dyn Backend>>,
     progress: Option<Arc<dyn Progress>>,
+    /// How far reads, uploads and spills may drift from compute.
+    pacing: Pacing,
+    /// Whether [`Engine::run`] keeps the log of every task (for a trace).
+    keeps_log: bool,
 }
 
 impl Engine {
     /// An engine on the CPU backend: each device a worker group with its share of the threads
     /// (at least one each).
     pub fn new(options: Options) -> Result<Self> {
-        options.graph().check()?;
+        EngineBuilder::new(options).build()
+    }
+
+    /// A builder for an engine computing with output bond `chi_out`, every other choice at its
+    /// default until set.
+    pub fn builder(chi_out: usize) -> EngineBuilder {
+        EngineBuilder::new(Options::new(chi_out))
+    }
+
+    /// One CPU backend per device of `options`, each with its share of the threads.
+    fn cpu_backends(options: &Options) -> Result<Vec<Box<dyn Backend>>> {
         let threads = match options.threads {
             0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
             t => t,
         };
-        let backends = (0..options.devices)
+        let devices = options.graph.devices;
+        (0..devices)
             .map(|device| {
-                let share = share(threads, options.devices, device).len().max(1);
-                let backend = CpuBackend::new(share)?;
-                Ok(Box::new(backend) as Box<dyn Backend>)
+                let share = share(threads, devices, device).len().max(1);
+                Ok(Box::new(CpuBackend::new(share)?) as Box<dyn Backend>)
             })
-            .collect::<Result<_>>()?;
-        Ok(Engine {
-            options,
-            tiering: Tiering::default(),
-            backends,
-            progress: None,
-        })
+            .collect()
     }
 
     /// The first device's backend, which speaks for all (they are of one kind).
@@ -130,7 +110,7 @@ impl Engine {
     /// The same engine with out-of-core choices (budgets, prefetch, disk rate, device faults);
     /// an injected failure must name one of its devices.
     pub fn with_tiering(mut self, tiering: Tiering) -> Result<Self> {
-        let devices = self.options.devices;
+        let devices = self.options.graph.devices;
         if let Some(fault) = &tiering.device.inject_failure {
             if fault.device() >= devices {
                 return Err(Error::Invalid(format!(
@@ -181,13 +161,13 @@ impl Engine {
         shared_memory: bool,
     ) -> Result<(SweepGraph, Option<Plan>)> {
         let Some(budgets) = &self.tiering.budgets else {
-            return Ok((SweepGraph::build(stack, &self.options.graph())?, None));
+            return Ok((SweepGraph::build(stack, &self.options.graph)?, None));
         };
         let mut refusal = None;
         for window in self.tiering.prefetch.windows_to_try() {
             let request = PlanRequest {
                 stack,
-                graph: self.options.graph(),
+                graph: self.options.graph,
                 budgets,
                 drift: self.drift(window),
                 shared_memory,
@@ -219,35 +199,40 @@ impl Engine {
     /// How far the scheduler will let I/O drift from compute with a prefetch window of
     /// `window` steps (the planner's model of it).
     fn drift(&self, window: usize) -> Drift {
-        let sched = SchedOptions::default();
         Drift {
-            read_ahead_steps: sched.read_ahead_steps,
-            upload_ahead_steps: sched.upload_ahead_steps,
+            read_ahead_steps: self.pacing.read_ahead_steps,
+            upload_ahead_steps: self.pacing.upload_ahead_steps,
             fetch_ahead_steps: window,
-            spill_lag_steps: sched.spill_lag_steps,
+            spill_lag_steps: self.pacing.spill_lag_steps,
         }
     }
 
     /// The scheduler's options for `graph`: the policy's prefetch window, narrowed to the one
     /// the graph was planned for.
     fn sched_options(&self, graph: &SweepGraph) -> SchedOptions {
-        let prefetch = self.tiering.prefetch;
+        let prefetch = &self.tiering.prefetch;
+        let narrowed = graph.planned_fetch_window.and_then(|w| prefetch.within(w));
         SchedOptions {
-            prefetch: graph
-                .planned_fetch_window
-                .map_or(prefetch, |w| prefetch.within(w)),
+            prefetch: narrowed.unwrap_or_else(|| Arc::clone(prefetch)),
             disk_rates: self.tiering.disk_rates,
             progress: self.progress.clone(),
+            pacing: self.pacing,
             ..SchedOptions::default()
         }
     }
 
-    /// Computes the compressed product of an in-memory stack.
-    pub fn run(&self, stack: &Stack) -> Result<(Train, Report)> {
+    /// Computes the compressed product of an in-memory stack: the output train, the report
+    /// and, when the engine keeps it, the log of every task.
+    pub fn run(&self, stack: &Stack) -> Result<Run> {
         let (graph, _) = self.prepare(&stack.shape())?;
         let sink = MemorySink::new(graph.output_kind(), graph.sites());
-        let report = self.run_graph(&graph, &MemorySource::new(stack), &sink)?;
-        Ok((sink.into_train()?, report))
+        let (report, log) = self.run_graph_logged(&graph, &MemorySource::new(stack), &sink)?;
+        Ok(Run {
+            output: sink.into_train()?,
+            report,
+            log: self.keeps_log.then_some(log),
+            graph,
+        })
     }
 
     /// Runs `graph`, reading cores from `source` and handing output cores to `sink`.

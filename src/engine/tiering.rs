@@ -3,21 +3,34 @@
 
 use crate::device::DeviceOptions;
 use crate::plan::Budgets;
-use crate::sched::Prefetch;
+use crate::sched::{Prefetch, PrefetchPolicy};
 use crate::store::{DiskFault, DiskRates};
+use std::sync::Arc;
 
 /// Out-of-core choices of a run. The default plans nothing: every environment stays on the
 /// device, as for problems that fit.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct Tiering {
     /// Budgets to plan for; `None` keeps every environment on the device without planning.
     pub budgets: Option<Budgets>,
-    /// When fetches of spilled environments start.
-    pub prefetch: Prefetch,
+    /// When fetches of spilled environments start: [`Prefetch`] or any policy of the user's.
+    pub prefetch: Arc<dyn PrefetchPolicy>,
     /// Caps of the disk reader and writer lanes (experiments with a slow filesystem).
     pub disk_rates: DiskRates,
     /// Makes a scratch write fail (tests of cleanup).
     pub disk_fault: Option<DiskFault>,
     /// The device's injected faults and capacity changes, and the recovery budget.
     pub device: DeviceOptions,
+}
+
+impl Default for Tiering {
+    fn default() -> Self {
+        Tiering {
+            budgets: None,
+            prefetch: Arc::new(Prefetch::default()),
+            disk_rates: DiskRates::default(),
+            disk_fault: None,
+            device: DeviceOptions::default(),
+        }
+    }
 }

@@ -5,7 +5,7 @@ use super::governor::{Admission, Governor, Recovery};
 use super::held_fetches::HeldFetches;
 use super::rates::Rates;
 use super::stall::{StallCause, StallClock};
-use super::{interrupted, Clock, FetchView, Job, Lanes, PrefetchPolicy, RunLog, SchedOptions};
+use super::{interrupted, Clock, FetchView, Job, Lanes, RunLog, SchedOptions};
 use crate::device::Block;
 use crate::error::{Error, Result};
 use crate::graph::{Lane, LaneId, Op, SweepGraph, Task};
@@ -406,9 +406,9 @@ impl Dispatcher {
         let ahead = task.step > frontier;
         let reads_input = task.lane == Lane::Io || task.op == Op::UploadPart;
         let read_ahead = if task.op == Op::UploadPart {
-            self.options.upload_ahead_steps
+            self.options.pacing.upload_ahead_steps
         } else {
-            self.options.read_ahead_steps
+            self.options.pacing.read_ahead_steps
         };
         match task.lane {
             _ if ahead && reads_input && self.governor.reclaiming() => false,
@@ -422,7 +422,7 @@ impl Dispatcher {
 
     /// True when a spill older than the allowed lag (at least one step) is unfinished at `step`.
     fn behind_on_spills(&self, step: usize) -> bool {
-        let lag = self.options.spill_lag_steps.max(1);
+        let lag = self.options.pacing.spill_lag_steps.max(1);
         self.spills_left
             .keys()
             .next()

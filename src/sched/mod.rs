@@ -17,6 +17,7 @@ mod lanes;
 mod log;
 mod memory_event;
 mod model_lanes;
+mod pacing;
 mod prefetch;
 mod progress;
 mod rates;
@@ -28,6 +29,7 @@ pub use interrupt::{install_ctrlc_handler, interrupted};
 pub use log::{MemorySample, RunLog, TaskEvent};
 pub use memory_event::{MemoryEvent, MemoryEventKind};
 pub use model_lanes::{TaskTimer, VirtualClock};
+pub use pacing::Pacing;
 pub use prefetch::{FetchView, Prefetch, PrefetchPolicy};
 pub use progress::Progress;
 pub use stall::{StallCause, Stalls};
@@ -54,18 +56,10 @@ pub trait Executor: Sync {
 /// How far I/O may run ahead of compute and behind it.
 #[derive(Clone)]
 pub struct SchedOptions {
-    /// An input read may start when its step is at most this far past the oldest unfinished
-    /// compute step.
-    pub read_ahead_steps: usize,
-    /// When devices share the sweep, a device's part of an input core (read into host memory
-    /// up to `read_ahead_steps` early) is uploaded at most this many steps early: the upload is
-    /// fast next to the read, and every core held early on a device is held on all of them.
-    pub upload_ahead_steps: usize,
-    /// A compute task waits while a spill this many steps older (at least 1) is unfinished, so
-    /// spills falling behind hold back the left-to-right pass instead of piling up in memory.
-    pub spill_lag_steps: usize,
+    /// How far reads, uploads and spills may drift from compute.
+    pub pacing: Pacing,
     /// When fetches of spilled environments start.
-    pub prefetch: Prefetch,
+    pub prefetch: Arc<dyn PrefetchPolicy>,
     /// The caps the disk lanes run under (a throttle), known before they are measured.
     pub disk_rates: DiskRates,
     /// Memory the plan leaves unused at each sweep step (device and host together, and the
@@ -79,10 +73,8 @@ pub struct SchedOptions {
 impl Default for SchedOptions {
     fn default() -> Self {
         SchedOptions {
-            read_ahead_steps: 2,
-            upload_ahead_steps: 1,
-            spill_lag_steps: 2,
-            prefetch: Prefetch::default(),
+            pacing: Pacing::default(),
+            prefetch: Arc::new(Prefetch::default()),
             disk_rates: DiskRates::default(),
             spare_memory_by_step: None,
             progress: None,

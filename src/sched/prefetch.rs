@@ -9,6 +9,7 @@
 use crate::error::{Error, Result};
 use std::fmt;
 use std::str::FromStr;
+use std::sync::Arc;
 
 /// What a policy sees about one fetch that could start now.
 #[derive(Clone, Copy, Debug)]
@@ -34,6 +35,17 @@ pub trait PrefetchPolicy: Send + Sync + fmt::Debug {
     fn start_in(&self, view: &FetchView) -> Option<f64>;
     /// How many steps ahead of compute it may fetch into memory the planner reserves for it.
     fn window_steps(&self) -> usize;
+    /// The windows a plan may reserve memory for, widest first (the planner keeps the first
+    /// that fits the budgets); by default only its own.
+    fn windows_to_try(&self) -> Vec<usize> {
+        vec![self.window_steps()]
+    }
+    /// The policy with its window narrowed to at most `steps`, the one the plan kept (`None`:
+    /// it keeps its own window).
+    fn within(&self, steps: usize) -> Option<Arc<dyn PrefetchPolicy>> {
+        let _ = steps;
+        None
+    }
 }
 
 /// The policies users choose with `--prefetch`.
@@ -62,29 +74,6 @@ impl Default for Prefetch {
     }
 }
 
-impl Prefetch {
-    /// The windows a plan may reserve memory for, widest first: the bandwidth-aware policy
-    /// narrows its window when a wider one does not fit the budgets (prefetches then use only
-    /// the memory the plan leaves free); the others keep theirs.
-    pub fn windows_to_try(&self) -> Vec<usize> {
-        match *self {
-            Prefetch::BandwidthAware { window, .. } => (0..=window).rev().collect(),
-            _ => vec![self.window_steps()],
-        }
-    }
-
-    /// The same policy with its window narrowed to at most `steps` (bandwidth-aware only).
-    pub fn within(self, steps: usize) -> Prefetch {
-        match self {
-            Prefetch::BandwidthAware { margin, window } => Prefetch::BandwidthAware {
-                margin,
-                window: window.min(steps),
-            },
-            other => other,
-        }
-    }
-}
-
 impl PrefetchPolicy for Prefetch {
     fn start_in(&self, view: &FetchView) -> Option<f64> {
         let now_if = |yes: bool| yes.then_some(0.0);
@@ -108,6 +97,27 @@ impl PrefetchPolicy for Prefetch {
             Prefetch::None => 0,
             Prefetch::Lookahead(k) => k,
             Prefetch::BandwidthAware { window, .. } => window,
+        }
+    }
+
+    /// The bandwidth-aware policy narrows its window when a wider one does not fit the budgets
+    /// (prefetches then use only the memory the plan leaves free); the others keep theirs.
+    fn windows_to_try(&self) -> Vec<usize> {
+        match *self {
+            Prefetch::BandwidthAware { window, .. } => (0..=window).rev().collect(),
+            _ => vec![self.window_steps()],
+        }
+    }
+
+    fn within(&self, steps: usize) -> Option<Arc<dyn PrefetchPolicy>> {
+        match *self {
+            Prefetch::BandwidthAware { margin, window } => {
+                Some(Arc::new(Prefetch::BandwidthAware {
+                    margin,
+                    window: window.min(steps),
+                }))
+            }
+            _ => None,
         }
     }
 }

@@ -48,7 +48,10 @@ pub fn engine_with(
 /// χ̄ = [`CHI_OUT`] with `batch` columns per task.
 pub fn options(batch: Option<usize>) -> Options {
     Options {
-        batch_cols: batch,
+        graph: srcflow::graph::GraphOptions {
+            batch_cols: batch,
+            ..srcflow::graph::GraphOptions::new(CHI_OUT)
+        },
         ..Options::new(CHI_OUT)
     }
 }

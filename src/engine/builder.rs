@@ -1,0 +1,126 @@
+//! `EngineBuilder`: every choice of a run in one place, each with its default until set.
+
+use super::{Engine, Options, Tiering};
+use crate::backend::Backend;
+use crate::error::{Error, Result};
+use crate::graph::GraphOptions;
+use crate::plan::Budgets;
+use crate::sched::{Pacing, PrefetchPolicy, Progress};
+use std::sync::Arc;
+
+/// Builds an [`Engine`]: the graph's options, the sketches' seed and threads, the backend of
+/// each device, the memory budgets, the prefetch policy (any [`PrefetchPolicy`]), how far I/O
+/// may drift from compute, and whether runs keep the log of every task for a trace.
+pub struct EngineBuilder {
+    options: Options,
+    backends: Option<Vec<Box<dyn Backend>>>,
+    tiering: Tiering,
+    pacing: Pacing,
+    progress: Option<Arc<dyn Progress>>,
+    keeps_log: bool,
+}
+
+impl EngineBuilder {
+    /// A builder starting from `options`, everything else at its default: CPU backends,
+    /// no budgets (every environment stays on the device), the bandwidth-aware prefetch
+    /// policy, no log kept.
+    pub fn new(options: Options) -> Self {
+        EngineBuilder {
+            options,
+            backends: None,
+            tiering: Tiering::default(),
+            pacing: Pacing::default(),
+            progress: None,
+            keeps_log: false,
+        }
+    }
+
+    /// The choices that shape the sweep graph (χ̄, batches, cutoff, oversampling, type,
+    /// devices, folding).
+    pub fn graph(mut self, graph: GraphOptions) -> Self {
+        self.options.graph = graph;
+        self
+    }
+
+    /// The seed of the random test matrices.
+    pub fn seed(mut self, seed: u64) -> Self {
+        self.options.seed = seed;
+        self
+    }
+
+    /// Worker threads of the default CPU backends, shared between the devices (0: one per
+    /// core).
+    pub fn threads(mut self, threads: usize) -> Self {
+        self.options.threads = threads;
+        self
+    }
+
+    /// The backend of each device, one per device of the graph options.
+    pub fn backends(mut self, backends: Vec<Box<dyn Backend>>) -> Self {
+        self.backends = Some(backends);
+        self
+    }
+
+    /// Memory budgets to plan for (device, host, disk and the scratch directory).
+    pub fn budgets(mut self, budgets: Budgets) -> Self {
+        self.tiering.budgets = Some(budgets);
+        self
+    }
+
+    /// When fetches of spilled environments start.
+    pub fn prefetch(mut self, policy: impl PrefetchPolicy + 'static) -> Self {
+        self.tiering.prefetch = Arc::new(policy);
+        self
+    }
+
+    /// Every out-of-core choice at once (budgets, prefetch, disk rates, injected faults).
+    pub fn tiering(mut self, tiering: Tiering) -> Self {
+        self.tiering = tiering;
+        self
+    }
+
+    /// How far input reads, uploads and spills may drift from compute.
+    pub fn pacing(mut self, pacing: Pacing) -> Self {
+        self.pacing = pacing;
+        self
+    }
+
+    /// Told of every finished task.
+    pub fn progress(mut self, progress: Arc<dyn Progress>) -> Self {
+        self.progress = Some(progress);
+        self
+    }
+
+    /// Whether [`Engine::run`] keeps the log of every task, from which
+    /// [`super::Run::write_trace`] writes a Chrome trace.
+    pub fn trace(mut self, keep: bool) -> Self {
+        self.keeps_log = keep;
+        self
+    }
+
+    /// The engine, once every choice is checked: the graph options, one backend per device,
+    /// faults naming devices the run has.
+    pub fn build(self) -> Result<Engine> {
+        self.options.graph.check()?;
+        let devices = self.options.graph.devices;
+        let backends = match self.backends {
+            Some(backends) => backends,
+            None => Engine::cpu_backends(&self.options)?,
+        };
+        if backends.len() != devices {
+            return Err(Error::Invalid(format!(
+                "the run has {devices} device(s) but {} backend(s) were given",
+                backends.len()
+            )));
+        }
+        let engine = Engine {
+            options: self.options,
+            tiering: Tiering::default(),
+            backends,
+            progress: self.progress,
+            pacing: self.pacing,
+            keeps_log: self.keeps_log,
+        };
+        engine.with_tiering(self.tiering)
+    }
+}

@@ -1,0 +1,37 @@
+//! `Run`: what [`super::Engine::run`] returns — the output, the report and the log.
+
+use super::Report;
+use crate::error::{Error, Result};
+use crate::graph::SweepGraph;
+use crate::sched::RunLog;
+use crate::trace::write_chrome_trace;
+use crate::train::Train;
+use std::path::Path;
+
+/// One finished SRC run.
+#[derive(Debug)]
+pub struct Run {
+    /// The compressed product.
+    pub output: Train,
+    /// Times, rates, bytes moved and memory of the run.
+    pub report: Report,
+    /// Every task's lane, times and memory, when the engine keeps logs
+    /// ([`super::EngineBuilder::trace`]).
+    pub log: Option<RunLog>,
+    /// The graph the run was planned as (the log holds it as the run rewrote it).
+    pub graph: SweepGraph,
+}
+
+impl Run {
+    /// Writes the run as a Chrome trace to `path` (open it in ui.perfetto.dev); an error when
+    /// the engine kept no log.
+    pub fn write_trace(&self, path: &Path) -> Result<()> {
+        let log = self.log.as_ref().ok_or_else(|| {
+            Error::Invalid(format!(
+                "cannot write the trace {}: the engine kept no log (EngineBuilder::trace(true))",
+                path.display()
+            ))
+        })?;
+        write_chrome_trace(path, &self.graph, log)
+    }
+}
