@@ -6,6 +6,7 @@
 
 pub mod alloc;
 pub mod backend;
+mod cancel;
 pub mod device;
 pub mod engine;
 pub mod error;
@@ -27,7 +28,8 @@ mod api;
 pub mod gen;
 
 pub use api::{apply, compress, src};
-pub use engine::{Engine, Options, Report};
+pub use cancel::CancelToken;
+pub use engine::{Engine, EngineBuilder, Options, Report, Run};
 pub use error::{Error, Result};
 pub use graph::SweepGraph;
 pub use tensor::{Tensor, C64};

@@ -1,6 +1,7 @@
 //! Command-line parsing (clap) and dispatch to one module per subcommand.
 
 mod calibrate;
+mod ctrl_c;
 mod default_run;
 mod device_args;
 mod device_list;

@@ -1,11 +1,11 @@
 //! `srcflow run`: the compressed product of a problem directory, written to a new directory.
 
+use super::ctrl_c::cancel_on_ctrl_c;
 use super::print_report;
 use super::problem_args::ProblemArgs;
 use super::progress_bar::SweepProgressBar;
 use clap::Args;
 use srcflow::io::OutputDir;
-use srcflow::sched::install_ctrlc_handler;
 use srcflow::sched::RunLog;
 use srcflow::store::clean_stale;
 use srcflow::trace::{write_chrome_trace, write_whole};
@@ -42,10 +42,10 @@ pub struct RunArgs {
 
 /// Runs `srcflow run`.
 pub fn run(args: RunArgs) -> Result<()> {
-    install_ctrlc_handler()?;
+    let cancel = cancel_on_ctrl_c()?;
     let (problem, engine) = args.problem.open(args.seed, args.threads)?;
     let bar = Arc::new(SweepProgressBar::new());
-    let engine = engine.with_progress(bar.clone());
+    let engine = engine.with_progress(bar.clone()).with_cancel(cancel);
     if let Some(budgets) = &engine.tiering().budgets {
         let removed = clean_stale(&budgets.scratch_dir);
         if removed > 0 {

@@ -2,6 +2,7 @@
 
 use super::{Engine, Options, Tiering};
 use crate::backend::Backend;
+use crate::cancel::CancelToken;
 use crate::error::{Error, Result};
 use crate::graph::GraphOptions;
 use crate::plan::Budgets;
@@ -18,6 +19,7 @@ pub struct EngineBuilder {
     pacing: Pacing,
     progress: Option<Arc<dyn Progress>>,
     keeps_log: bool,
+    cancel: CancelToken,
 }
 
 impl EngineBuilder {
@@ -32,6 +34,7 @@ impl EngineBuilder {
             pacing: Pacing::default(),
             progress: None,
             keeps_log: false,
+            cancel: CancelToken::new(),
         }
     }
 
@@ -91,6 +94,12 @@ impl EngineBuilder {
         self
     }
 
+    /// A token that stops the engine's runs cleanly once cancelled (from another thread).
+    pub fn cancel(mut self, cancel: CancelToken) -> Self {
+        self.cancel = cancel;
+        self
+    }
+
     /// Whether [`Engine::run`] keeps the log of every task, from which
     /// [`super::Run::write_trace`] writes a Chrome trace.
     pub fn trace(mut self, keep: bool) -> Self {
@@ -120,6 +129,7 @@ impl EngineBuilder {
             progress: self.progress,
             pacing: self.pacing,
             keeps_log: self.keeps_log,
+            cancel: self.cancel,
         };
         engine.with_tiering(self.tiering)
     }

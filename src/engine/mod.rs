@@ -25,6 +25,7 @@ pub use tiering::Tiering;
 
 use crate::alloc;
 use crate::backend::{Backend, CpuBackend};
+use crate::cancel::CancelToken;
 use crate::device::{FaultyPool, MemoryPool, PoolConfig, SimulatedPool};
 use crate::error::{Error, Result};
 use crate::graph::{share, GraphOptions, Op, SweepGraph};
@@ -72,6 +73,8 @@ pub struct Engine {
     pacing: Pacing,
     /// Whether [`Engine::run`] keeps the log of every task (for a trace).
     keeps_log: bool,
+    /// Stops its runs cleanly once cancelled.
+    cancel: CancelToken,
 }
 
 impl Engine {
@@ -122,6 +125,12 @@ impl Engine {
         }
         self.tiering = tiering;
         Ok(self)
+    }
+
+    /// The same engine, whose runs stop cleanly once `cancel` is cancelled.
+    pub fn with_cancel(mut self, cancel: CancelToken) -> Self {
+        self.cancel = cancel;
+        self
     }
 
     /// The same engine telling `progress` of every finished task.
@@ -217,6 +226,7 @@ impl Engine {
             disk_rates: self.tiering.disk_rates,
             progress: self.progress.clone(),
             pacing: self.pacing,
+            cancel: self.cancel.clone(),
             ..SchedOptions::default()
         }
     }
@@ -368,6 +378,6 @@ impl Engine {
             .as_ref()
             .map_or_else(std::env::temp_dir, |b| b.scratch_dir.clone());
         let fault = self.tiering.disk_fault.as_ref();
-        DiskTier::create(&parent, self.tiering.disk_rates, fault).map(Some)
+        DiskTier::create(&parent, self.tiering.disk_rates, fault, self.cancel.clone()).map(Some)
     }
 }

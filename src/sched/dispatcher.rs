@@ -5,7 +5,7 @@ use super::governor::{Admission, Governor, Recovery};
 use super::held_fetches::HeldFetches;
 use super::rates::Rates;
 use super::stall::{StallCause, StallClock};
-use super::{interrupted, Clock, FetchView, Job, Lanes, RunLog, SchedOptions};
+use super::{Clock, FetchView, Job, Lanes, RunLog, SchedOptions};
 use crate::device::Block;
 use crate::error::{Error, Result};
 use crate::graph::{Lane, LaneId, Op, SweepGraph, Task};
@@ -126,7 +126,7 @@ impl Dispatcher {
         let (mut finished, mut running) = (0, 0);
         let mut failure: Option<Error> = None;
         loop {
-            if failure.is_none() && interrupted() {
+            if failure.is_none() && self.options.cancel.is_cancelled() {
                 failure = Some(Error::Interrupted);
             }
             if failure.is_none() {

@@ -12,7 +12,6 @@ mod clock;
 mod dispatcher;
 mod governor;
 mod held_fetches;
-mod interrupt;
 mod lanes;
 mod log;
 mod memory_event;
@@ -25,7 +24,6 @@ mod stall;
 
 pub use clock::{Clock, WallClock};
 pub use governor::{Governor, GovernorLog};
-pub use interrupt::{install_ctrlc_handler, interrupted};
 pub use log::{MemorySample, RunLog, TaskEvent};
 pub use memory_event::{MemoryEvent, MemoryEventKind};
 pub use model_lanes::{TaskTimer, VirtualClock};
@@ -34,6 +32,7 @@ pub use prefetch::{FetchView, Prefetch, PrefetchPolicy};
 pub use progress::Progress;
 pub use stall::{StallCause, Stalls};
 
+use crate::cancel::CancelToken;
 use crate::device::Block;
 use crate::error::Result;
 use crate::graph::{SweepGraph, Task};
@@ -58,6 +57,8 @@ pub trait Executor: Sync {
 pub struct SchedOptions {
     /// How far reads, uploads and spills may drift from compute.
     pub pacing: Pacing,
+    /// Stops the run cleanly once cancelled.
+    pub cancel: CancelToken,
     /// When fetches of spilled environments start.
     pub prefetch: Arc<dyn PrefetchPolicy>,
     /// The caps the disk lanes run under (a throttle), known before they are measured.
@@ -74,6 +75,7 @@ impl Default for SchedOptions {
     fn default() -> Self {
         SchedOptions {
             pacing: Pacing::default(),
+            cancel: CancelToken::default(),
             prefetch: Arc::new(Prefetch::default()),
             disk_rates: DiskRates::default(),
             spare_memory_by_step: None,

@@ -3,6 +3,7 @@
 //! lanes from memcpy, the disk lanes from a spill file written and read back.
 
 use super::MachineModel;
+use crate::cancel::CancelToken;
 use crate::engine::Engine;
 use crate::error::Result;
 use crate::gen::{generate, ProblemKind, ProblemSpec};
@@ -141,10 +142,11 @@ fn disk_rates(work: &Path) -> Result<(f64, f64)> {
         &tensor.into(),
         Throttle::new(None),
         None,
+        &CancelToken::new(),
     )?;
     let write = start.elapsed().as_secs_f64();
     let start = Instant::now();
-    let back = file.read(Throttle::new(None))?;
+    let back = file.read(Throttle::new(None), &CancelToken::new())?;
     let read = start.elapsed().as_secs_f64();
     std::hint::black_box(back);
     Ok((PROBE_BYTES as f64 / write, PROBE_BYTES as f64 / read))

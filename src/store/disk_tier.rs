@@ -1,6 +1,7 @@
 //! `DiskTier`: the scratch disk as a tier — where spill tasks write and fetch tasks read.
 
 use super::{DiskFault, DiskRates, ScratchDir, SpillFile, Throttle};
+use crate::cancel::CancelToken;
 use crate::error::Result;
 use crate::graph::{Cols, Task};
 use crate::tensor::AnyTensor;
@@ -13,16 +14,24 @@ pub struct DiskTier<'f> {
     write_throttle: Throttle,
     read_throttle: Throttle,
     fault: Option<&'f DiskFault>,
+    cancel: CancelToken,
 }
 
 impl<'f> DiskTier<'f> {
-    /// A disk tier in a new scratch directory under `parent` (stale ones there are removed).
-    pub fn create(parent: &Path, rates: DiskRates, fault: Option<&'f DiskFault>) -> Result<Self> {
+    /// A disk tier in a new scratch directory under `parent` (stale ones there are removed),
+    /// whose transfers stop once `cancel` is cancelled.
+    pub fn create(
+        parent: &Path,
+        rates: DiskRates,
+        fault: Option<&'f DiskFault>,
+        cancel: CancelToken,
+    ) -> Result<Self> {
         Ok(DiskTier {
             scratch: ScratchDir::create(parent)?,
             write_throttle: Throttle::new(rates.write),
             read_throttle: Throttle::new(rates.read),
             fault,
+            cancel,
         })
     }
 
@@ -36,11 +45,17 @@ impl<'f> DiskTier<'f> {
         let cols = task.cols.unwrap_or(Cols { start: 0, end: 0 });
         let name = format!("env-{:05}-{}-{}.bin", task.site, cols.start, cols.end);
         let fault = self.fault.and_then(DiskFault::on_write);
-        SpillFile::write(self.dir().join(name), tensor, self.write_throttle, fault)
+        SpillFile::write(
+            self.dir().join(name),
+            tensor,
+            self.write_throttle,
+            fault,
+            &self.cancel,
+        )
     }
 
     /// Reads a spilled slice back.
     pub fn read(&self, file: &SpillFile) -> Result<AnyTensor> {
-        file.read(self.read_throttle)
+        file.read(self.read_throttle, &self.cancel)
     }
 }

@@ -2,6 +2,7 @@
 //! blocks with `O_DIRECT` where the filesystem allows it (so spills do not flood the page cache).
 
 use super::Throttle;
+use crate::cancel::CancelToken;
 use crate::error::{Error, Result};
 use crate::tensor::{AnyTensor, Array, DType, Scalar, Typed};
 use num_complex::{Complex32, Complex64};
@@ -25,7 +26,8 @@ pub struct SpillFile {
 }
 
 impl SpillFile {
-    /// Writes `tensor` to a new file at `path` at most as fast as `throttle` allows.
+    /// Writes `tensor` to a new file at `path` at most as fast as `throttle` allows, stopping
+    /// between blocks once `cancel` is cancelled.
     ///
     /// `fault` (tests) replaces the outcome of the first block with an injected error.
     pub fn write(
@@ -33,6 +35,7 @@ impl SpillFile {
         tensor: &AnyTensor,
         throttle: Throttle,
         fault: Option<std::io::Error>,
+        cancel: &CancelToken,
     ) -> Result<SpillFile> {
         let spilled = SpillFile {
             path,
@@ -48,7 +51,7 @@ impl SpillFile {
         let mut buffer = AlignedBlock::new(bytes.len());
         let start = Instant::now();
         for (i, chunk) in bytes.chunks(BLOCK).enumerate() {
-            stop_if_interrupted()?;
+            cancel.check()?;
             let padded = buffer.fill_from(chunk);
             file.write_all_at(padded, (i * BLOCK) as u64)
                 .map_err(fail)?;
@@ -61,18 +64,19 @@ impl SpillFile {
         Ok(spilled)
     }
 
-    /// Reads the tensor back at most as fast as `throttle` allows.
-    pub fn read(&self, throttle: Throttle) -> Result<AnyTensor> {
+    /// Reads the tensor back at most as fast as `throttle` allows, stopping between blocks
+    /// once `cancel` is cancelled.
+    pub fn read(&self, throttle: Throttle, cancel: &CancelToken) -> Result<AnyTensor> {
         match self.dtype {
-            DType::Float32 => self.read_as::<f32>(throttle),
-            DType::Float64 => self.read_as::<f64>(throttle),
-            DType::Complex64 => self.read_as::<Complex32>(throttle),
-            DType::Complex128 => self.read_as::<Complex64>(throttle),
+            DType::Float32 => self.read_as::<f32>(throttle, cancel),
+            DType::Float64 => self.read_as::<f64>(throttle, cancel),
+            DType::Complex64 => self.read_as::<Complex32>(throttle, cancel),
+            DType::Complex128 => self.read_as::<Complex64>(throttle, cancel),
         }
     }
 
     /// Reads the tensor back as the array of `T` it was written from.
-    fn read_as<T: Typed>(&self, throttle: Throttle) -> Result<AnyTensor> {
+    fn read_as<T: Typed>(&self, throttle: Throttle, cancel: &CancelToken) -> Result<AnyTensor> {
         let (file, direct) = open(&self.path, false)?;
         let fail = |e| Error::io(&self.path, e);
         let len: usize = self.shape.iter().product();
@@ -81,7 +85,7 @@ impl SpillFile {
         let mut buffer = AlignedBlock::new(bytes.len());
         let start = Instant::now();
         for (i, chunk) in bytes.chunks_mut(BLOCK).enumerate() {
-            stop_if_interrupted()?;
+            cancel.check()?;
             let padded = chunk.len().next_multiple_of(ALIGN);
             file.read_exact_at(&mut buffer.bytes_mut()[..padded], (i * BLOCK) as u64)
                 .map_err(fail)?;
@@ -109,14 +113,6 @@ impl Drop for SpillFile {
     fn drop(&mut self) {
         let _ = std::fs::remove_file(&self.path);
     }
-}
-
-/// Ends a transfer between blocks once the user has pressed Ctrl-C.
-fn stop_if_interrupted() -> Result<()> {
-    if crate::sched::interrupted() {
-        return Err(Error::Interrupted);
-    }
-    Ok(())
 }
 
 /// Opens `path` for writing (a new file) or reading, with `O_DIRECT` unless the filesystem
@@ -220,9 +216,11 @@ mod tests {
         for dtype in DType::ALL {
             let tensor = tensor.clone().cast(dtype);
             let path = dir.path().join(format!("env-{dtype}.bin"));
-            let file = SpillFile::write(path.clone(), &tensor, Throttle::default(), None).unwrap();
+            let cancel = CancelToken::new();
+            let file = SpillFile::write(path.clone(), &tensor, Throttle::default(), None, &cancel)
+                .unwrap();
             assert_eq!(file.bytes(), tensor.bytes());
-            assert_eq!(file.read(Throttle::default()).unwrap(), tensor);
+            assert_eq!(file.read(Throttle::default(), &cancel).unwrap(), tensor);
             drop(file);
             assert!(!path.exists(), "the file goes with its handle");
         }

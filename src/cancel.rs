@@ -1,0 +1,37 @@
+//! `CancelToken`: asks one run to stop cleanly (scratch and partial output removed), from
+//! another thread — the CLI's Ctrl-C handler, or a library user's.
+
+use crate::error::{Error, Result};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+/// A flag shared by a run and whoever may cancel it; clones share the flag.
+#[derive(Clone, Debug, Default)]
+pub struct CancelToken {
+    cancelled: Arc<AtomicBool>,
+}
+
+impl CancelToken {
+    /// A token not yet cancelled.
+    pub fn new() -> Self {
+        CancelToken::default()
+    }
+
+    /// Asks the run to stop; returns true when it had been asked already.
+    pub fn cancel(&self) -> bool {
+        self.cancelled.swap(true, Ordering::SeqCst)
+    }
+
+    /// True once the run has been asked to stop.
+    pub fn is_cancelled(&self) -> bool {
+        self.cancelled.load(Ordering::SeqCst)
+    }
+
+    /// [`Error::Interrupted`] once the run has been asked to stop.
+    pub fn check(&self) -> Result<()> {
+        if self.is_cancelled() {
+            return Err(Error::Interrupted);
+        }
+        Ok(())
+    }
+}
