@@ -1,5 +1,6 @@
 //! Command-line parsing (clap) and dispatch to one module per subcommand.
 
+mod budget_args;
 mod calibrate;
 mod ctrl_c;
 mod default_run;

@@ -1,9 +1,9 @@
 //! Out-of-core options shared by `srcflow run`, `srcflow plan` and `srcflow graph`.
 
+use super::budget_args::BudgetArgs;
 use super::device_args::DeviceArgs;
 use clap::Args;
 use srcflow::engine::Tiering;
-use srcflow::plan::BudgetArgs;
 use srcflow::sched::Prefetch;
 use srcflow::store::{DiskFault, DiskRates};
 use srcflow::Result;

@@ -5,7 +5,7 @@ use crate::error::{Error, Result};
 use crate::train::{Layer, Stack};
 
 /// The built-in problem families.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ProblemKind {
     /// Random MPO · random MPS, both with a decaying bond spectrum.
     Random,
@@ -17,43 +17,54 @@ pub enum ProblemKind {
     Identity,
 }
 
-/// Sizes and parameters of a generated problem (also the options of `srcflow gen`).
-#[derive(Clone, Copy, Debug, PartialEq, clap::Parser)]
+/// Sizes and parameters of a generated problem (the options of `srcflow gen`).
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub struct ProblemSpec {
     /// Number of sites.
-    #[arg(long, default_value_t = 20)]
     pub sites: usize,
     /// Physical dimension (2 for the spin chains).
-    #[arg(long, default_value_t = 2)]
     pub phys: usize,
     /// Bond of the state (random, ising, heisenberg) or of the second MPO (identity).
-    #[arg(long, default_value_t = 32)]
     pub bond: usize,
     /// Bond of the random MPO(s).
-    #[arg(long, default_value_t = 8)]
     pub mpo_bond: usize,
     /// Number of time-evolution MPO layers (ising, heisenberg).
-    #[arg(long, default_value_t = 1)]
     pub depth: usize,
     /// Time step of the Trotter MPOs.
-    #[arg(long, default_value_t = 0.1)]
     pub dt: f64,
     /// Ratio of the smallest to the largest weight of the random bond spectra.
-    #[arg(long, default_value_t = 1e-2)]
     pub decay: f64,
     /// Size of the perturbation of the identity problems.
-    #[arg(long, default_value_t = 0.1)]
     pub eps: f64,
     /// Seed of the random cores.
-    #[arg(long, default_value_t = 1)]
     pub seed: u64,
 }
 
 impl Default for ProblemSpec {
-    /// The defaults of `srcflow gen`, declared once in the attributes above.
+    /// The defaults of `srcflow gen`.
     fn default() -> Self {
-        <ProblemSpec as clap::Parser>::parse_from(["srcflow-gen"])
+        ProblemSpec {
+            sites: 20,
+            phys: 2,
+            bond: 32,
+            mpo_bond: 8,
+            depth: 1,
+            dt: 0.1,
+            decay: 1e-2,
+            eps: 0.1,
+            seed: 1,
+        }
     }
+}
+
+impl ProblemKind {
+    /// Every family, with the name `srcflow gen` knows it by.
+    pub const ALL: [(&'static str, ProblemKind); 4] = [
+        ("random", ProblemKind::Random),
+        ("ising", ProblemKind::Ising),
+        ("heisenberg", ProblemKind::Heisenberg),
+        ("identity", ProblemKind::Identity),
+    ];
 }
 
 /// Builds the stack of a generated problem.

@@ -1,6 +1,5 @@
 //! `Budgets`: how much device memory, host memory and scratch disk a run may use.
 
-use super::size::ByteSize;
 use crate::error::{Error, Result};
 use serde::Serialize;
 use std::path::{Path, PathBuf};
@@ -18,37 +17,27 @@ pub struct Budgets {
     pub scratch_dir: PathBuf,
 }
 
-/// Budgets as the user gave them; `None` means "detect".
-#[derive(Clone, Debug, Default, clap::Args)]
-pub struct BudgetArgs {
-    /// Device memory per device, e.g. 36GB or 36GiB (CPU backend default: the host budget).
-    #[arg(long, value_name = "SIZE")]
-    pub device_memory: Option<ByteSize>,
-    /// Host memory for the run (default: 90 % of MemAvailable).
-    #[arg(long, value_name = "SIZE")]
-    pub host_memory: Option<ByteSize>,
-    /// Scratch disk space (default: 95 % of the free space under the scratch directory).
-    #[arg(long, value_name = "SIZE")]
-    pub disk_space: Option<ByteSize>,
-    /// Where spilled environments go (default: $TMPDIR, else /tmp).
-    #[arg(long, value_name = "DIR")]
-    pub scratch_dir: Option<PathBuf>,
-}
-
-impl BudgetArgs {
-    /// Fills every budget the user left out from what this machine has now.
-    pub fn resolve(&self) -> Result<Budgets> {
-        let host = match self.host_memory {
-            Some(size) => size.0,
+impl Budgets {
+    /// Budgets with every size left out (`None`) taken from what this machine has now: host
+    /// memory 90 % of `MemAvailable`, device memory the host budget, disk 95 % of the free space
+    /// under the scratch directory (`$TMPDIR`, else `/tmp`, when none is given).
+    pub fn detect(
+        device: Option<u64>,
+        host: Option<u64>,
+        disk: Option<u64>,
+        scratch_dir: Option<PathBuf>,
+    ) -> Result<Budgets> {
+        let host = match host {
+            Some(bytes) => bytes,
             None => available_memory()? / 10 * 9,
         };
-        let scratch_dir = self.scratch_dir.clone().unwrap_or_else(std::env::temp_dir);
-        let disk = match self.disk_space {
-            Some(size) => size.0,
+        let scratch_dir = scratch_dir.unwrap_or_else(std::env::temp_dir);
+        let disk = match disk {
+            Some(bytes) => bytes,
             None => free_space(&scratch_dir)? / 20 * 19,
         };
         Ok(Budgets {
-            device: self.device_memory.map_or(host, |size| size.0),
+            device: device.unwrap_or(host),
             host,
             disk,
             scratch_dir,
@@ -66,7 +55,9 @@ fn available_memory() -> Result<u64> {
         .and_then(|kb| kb.trim().parse::<u64>().ok())
         .map(|kb| kb * 1024)
         .ok_or_else(|| {
-            Error::Invalid("cannot read MemAvailable from /proc/meminfo; give --host-memory".into())
+            Error::Invalid(
+                "cannot read MemAvailable from /proc/meminfo; give the host budget".into(),
+            )
         })
 }
 

@@ -6,7 +6,7 @@ mod planner;
 mod size;
 mod tier;
 
-pub use budget::{BudgetArgs, Budgets};
+pub use budget::Budgets;
 pub use memory::{Drift, MemoryProfile, Peak, Spare, PROCESS_BASELINE};
 pub use planner::{plan, Plan, PlanRequest};
 pub use size::{Bandwidth, ByteSize};
