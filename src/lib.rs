@@ -10,6 +10,7 @@ mod cancel;
 pub mod device;
 pub mod engine;
 pub mod error;
+mod fault_spec;
 pub mod graph;
 pub mod io;
 pub mod kernels;

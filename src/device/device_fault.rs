@@ -2,6 +2,7 @@
 //! failing device stops the whole run cleanly.
 
 use crate::error::{Error, Result};
+use crate::fault_spec::head_and_nth;
 use crate::graph::{Lane, Task};
 use std::str::FromStr;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -61,9 +62,8 @@ impl FromStr for DeviceFault {
                 "cannot read device failure '{text}': expected DEVICE or DEVICE:N (N ≥ 1)"
             ))
         };
-        let (device, nth) = text.split_once(':').unwrap_or((text, "1"));
+        let (device, nth) = head_and_nth(text).ok_or_else(bad)?;
         let device = device.parse().map_err(|_| bad())?;
-        let nth = nth.parse().ok().filter(|&n| n >= 1).ok_or_else(bad)?;
         Ok(DeviceFault {
             device,
             nth,

@@ -1,6 +1,7 @@
 //! `OomFault`: injected allocation failures (`--inject-oom RATE[:SEED]`), to prove recovery.
 
 use crate::error::{Error, Result};
+use crate::fault_spec::head_and_tail;
 use std::str::FromStr;
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -57,9 +58,8 @@ impl FromStr for OomFault {
                 "cannot read out-of-memory fault '{text}': expected RATE[:SEED], a rate from 0 to 1"
             ))
         };
-        let (rate, seed) = text.split_once(':').unwrap_or((text, "0"));
+        let (rate, seed) = head_and_tail(text, 0).ok_or_else(bad)?;
         let rate: f64 = rate.parse().map_err(|_| bad())?;
-        let seed: u64 = seed.parse().map_err(|_| bad())?;
         OomFault::new(rate, seed)
     }
 }

@@ -1,11 +1,11 @@
 //! `Dispatcher`: dependency counts, ready queues, the gates that pace I/O against compute,
 //! the store of values, and the graph itself, which the memory governor may rewrite.
 
-use super::governor::{Admission, Governor, Recovery};
+use super::governor::{Admission, Governor};
 use super::held_fetches::HeldFetches;
 use super::rates::Rates;
 use super::stall::{StallCause, StallClock};
-use super::{Clock, FetchView, Job, Lanes, RunLog, SchedOptions};
+use super::{Clock, Job, Lanes, RunLog, SchedOptions};
 use crate::device::Block;
 use crate::error::{Error, Result};
 use crate::graph::{Lane, LaneId, Op, SweepGraph, Task};
@@ -17,6 +17,9 @@ use std::cmp::Reverse;
 use std::collections::{BTreeMap, BTreeSet, BinaryHeap, HashMap};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
+
+mod gates;
+mod rewrites;
 
 /// Ready tasks of one lane, lowest step first.
 type ReadyQueue = BinaryHeap<Reverse<(usize, usize)>>;
@@ -284,17 +287,6 @@ impl Dispatcher {
         }
     }
 
-    /// Hands a failed allocation of `node` (after `seconds` of trying) to the governor and
-    /// queues what it decides: the node again, or its two halves.
-    fn recover(&mut self, node: NodeIndex, oom: &Error, seconds: f64) -> Result<()> {
-        let at = self.now_s();
-        match self.governor.recover(&self.graph, node, oom, seconds, at)? {
-            Recovery::Retry => self.make_ready(node),
-            Recovery::Split => self.split(node),
-        }
-        Ok(())
-    }
-
     /// The head of `lane`'s queue when its gate and the governor let it start; a head the
     /// governor splits is replaced by its first half, which is asked about in turn.
     fn next_admitted(&mut self, lane: LaneId) -> Option<NodeIndex> {
@@ -318,204 +310,6 @@ impl Dispatcher {
                 }
             }
         }
-    }
-
-    /// Rewrites `node` into two half-batch nodes and brings every count up to date: the
-    /// halves are ready, its consumers wait for one more producer, its inputs have one more
-    /// reader.
-    fn split(&mut self, node: NodeIndex) {
-        let start = self.clock.now();
-        let old = self.graph.graph[node].clone();
-        let halves = self
-            .graph
-            .split_in_halves(node)
-            .expect("the governor splits only tasks with a batch of 2 or more");
-        self.rewrites += 1;
-        let bound = self.graph.graph.node_bound();
-        self.waiting_on.resize(bound, 0);
-        self.finished.resize(bound, false);
-        self.compute_left.remove(&(old.step, node.index()));
-        let mut flops = -old.flops;
-        for half in halves {
-            self.waiting_on[half.index()] = 0;
-            self.finished[half.index()] = false;
-            self.compute_left.insert((old.step, half.index()));
-            flops += self.graph.graph[half].flops;
-            self.make_ready(half);
-        }
-        *self.flops_left.entry(old.step).or_default() += flops;
-        let consumers: Vec<NodeIndex> = self
-            .graph
-            .graph
-            .neighbors_directed(halves[1], Direction::Outgoing)
-            .collect();
-        for consumer in consumers {
-            self.waiting_on[consumer.index()] += 1;
-        }
-        for id in &old.inputs {
-            self.store.add_reader(*id);
-        }
-        let seconds = self.clock.now().saturating_duration_since(start);
-        self.governor.charge_rewrite(seconds.as_secs_f64());
-    }
-
-    /// Removes the fold `node` and brings every count up to date: its readers wait for the
-    /// producers of its inputs instead, with their unfolded flops, and those inputs have its
-    /// readers as readers in its stead.
-    fn unfold(&mut self, node: NodeIndex) {
-        let start = self.clock.now();
-        let fold = self.graph.graph[node].clone();
-        let before: f64 = self
-            .graph
-            .graph
-            .neighbors_directed(node, Direction::Outgoing)
-            .map(|reader| self.graph.graph[reader].flops)
-            .sum();
-        let readers = self
-            .graph
-            .unfold(node)
-            .expect("the governor unfolds only fold tasks");
-        self.rewrites += 1;
-        self.compute_left.remove(&(fold.step, node.index()));
-        let after: f64 = readers.iter().map(|&r| self.graph.graph[r].flops).sum();
-        *self.flops_left.entry(fold.step).or_default() += after - before - fold.flops;
-        for &reader in &readers {
-            let waiting = self
-                .graph
-                .graph
-                .neighbors_directed(reader, Direction::Incoming)
-                .filter(|source| !self.finished[source.index()])
-                .count();
-            self.waiting_on[reader.index()] = waiting;
-            if waiting == 0 {
-                self.make_ready(reader);
-            }
-        }
-        for &id in &fold.inputs {
-            self.store.pass_reads(id, 1, readers.len());
-        }
-        let seconds = self.clock.now().saturating_duration_since(start);
-        self.governor.charge_rewrite(seconds.as_secs_f64());
-    }
-
-    /// The gate of each lane: read-ahead for inputs, spill lag for the left-to-right pass,
-    /// the prefetch policy and byte window for fetches. While the governor reclaims memory,
-    /// nothing is read or fetched ahead of compute.
-    fn may_start(&mut self, task: &Task) -> bool {
-        let frontier = self.frontier();
-        let ahead = task.step > frontier;
-        let reads_input = task.lane == Lane::Io || task.op == Op::UploadPart;
-        let read_ahead = if task.op == Op::UploadPart {
-            self.options.pacing.upload_ahead_steps
-        } else {
-            self.options.pacing.read_ahead_steps
-        };
-        match task.lane {
-            _ if ahead && reads_input && self.governor.reclaiming() => false,
-            _ if reads_input => task.step <= frontier.saturating_add(read_ahead),
-            Lane::Compute => !self.behind_on_spills(task.step),
-            Lane::Upload | Lane::DiskRead if ahead && self.governor.reclaiming() => false,
-            Lane::Upload | Lane::DiskRead => self.may_fetch(task, frontier),
-            Lane::Io | Lane::Download | Lane::DiskWrite | Lane::Collective => true,
-        }
-    }
-
-    /// True when a spill older than the allowed lag (at least one step) is unfinished at `step`.
-    fn behind_on_spills(&self, step: usize) -> bool {
-        let lag = self.options.pacing.spill_lag_steps.max(1);
-        self.spills_left
-            .keys()
-            .next()
-            .is_some_and(|&oldest| oldest + lag <= step)
-    }
-
-    /// Whether a fetch may start: always for the step compute is at, otherwise when there is
-    /// room for it and the policy agrees; a policy that names a later moment sets the
-    /// dispatcher's next wake-up.
-    fn may_fetch(&mut self, task: &Task, frontier: usize) -> bool {
-        if task.step <= frontier {
-            return true;
-        }
-        if !self.room_for(task, frontier) {
-            return false;
-        }
-        let view = FetchView {
-            step: task.step,
-            frontier,
-            spare_seconds: self.spare_seconds(task.lane_id()),
-            seconds_to_fetch: self.fetch_seconds(task),
-        };
-        match self.options.prefetch.start_in(&view) {
-            Some(due) if due <= 0.0 => true,
-            Some(due) => {
-                let at = self.clock.now() + Duration::from_secs_f64(due);
-                self.wake_at = Some(self.wake_at.map_or(at, |w| w.min(at)));
-                false
-            }
-            None => false,
-        }
-    }
-
-    /// Room for a prefetch: within the policy's window of steps (which the planner counted), or
-    /// within the memory the plan leaves free at every step before the window in which it
-    /// counts this slice, less what earlier fetches hold there beyond their own windows; an
-    /// upload must also fit the device memory the plan leaves free, less what uploads hold.
-    fn room_for(&self, task: &Task, frontier: usize) -> bool {
-        let ahead = self.options.prefetch.window_steps();
-        if task.step <= frontier.saturating_add(ahead) {
-            return true;
-        }
-        let Some(spare) = &self.options.spare_memory_by_step else {
-            return false;
-        };
-        let modelled_from = task.step.saturating_sub(ahead);
-        if modelled_from <= frontier {
-            return false;
-        }
-        let upload_to = (task.lane == Lane::Upload).then_some(task.device);
-        spare.range(frontier..modelled_from).all(|(&step, free)| {
-            let held = self.fetched.beyond_window(step, ahead, None);
-            let fits_memory = held + task.moved_bytes <= free.memory;
-            fits_memory
-                && upload_to.is_none_or(|device| {
-                    self.fetched.beyond_window(step, ahead, Some(device)) + task.moved_bytes
-                        <= free.device
-                })
-        })
-    }
-
-    /// Estimated seconds to bring `task`'s data to the device.
-    fn fetch_seconds(&self, task: &Task) -> Option<f64> {
-        let route: &[Lane] = if task.lane == Lane::DiskRead {
-            &[Lane::DiskRead, Lane::Upload]
-        } else {
-            &[Lane::Upload]
-        };
-        self.rates.seconds_to_move(task.moved_bytes, route)
-    }
-
-    /// The spare time of `lane`'s pending fetches, in the order it will run them (see
-    /// [`FetchView::spare_seconds`]). The compute left before a step is the flops of earlier
-    /// steps not yet done, shared by the devices at the measured rate of one, less what the
-    /// lane's device has already done of its running task.
-    fn spare_seconds(&self, lane: LaneId) -> Option<f64> {
-        let rate = self.rates.per_second(Lane::Compute)? * self.graph.active_devices() as f64;
-        let running = self.compute_since.get(&lane.device).map_or(0.0, |t| {
-            self.clock.now().saturating_duration_since(*t).as_secs_f64()
-        });
-        let mut pending: Vec<(usize, usize)> = self.ready.get(&lane)?.iter().map(|r| r.0).collect();
-        pending.sort_unstable();
-        let mut earlier_steps = self.flops_left.iter().peekable();
-        let (mut flops_before, mut queued, mut spare) = (0.0, 0.0, f64::INFINITY);
-        for (step, index) in pending {
-            while let Some((_, flops)) = earlier_steps.next_if(|(&s, _)| s < step) {
-                flops_before += flops;
-            }
-            queued += self.fetch_seconds(&self.graph.graph[NodeIndex::new(index)])?;
-            let until = (flops_before / rate - running).max(0.0);
-            spare = spare.min(until - queued);
-        }
-        Some(spare)
     }
 
     /// Books an idle compute lane's time to what the next compute task waits for.

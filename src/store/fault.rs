@@ -1,6 +1,7 @@
 //! `DiskFault`: an injected disk error (`--inject-disk-error`), to prove cleanup on failure.
 
 use crate::error::{Error, Result};
+use crate::fault_spec::head_and_nth;
 use std::str::FromStr;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -41,13 +42,12 @@ impl FromStr for DiskFault {
                 "cannot read disk fault '{text}': expected enospc or eio, optionally :N (N ≥ 1)"
             ))
         };
-        let (kind, nth) = text.split_once(':').unwrap_or((text, "1"));
+        let (kind, nth) = head_and_nth(text).ok_or_else(bad)?;
         let errno = match kind {
             "enospc" => libc::ENOSPC,
             "eio" => libc::EIO,
             _ => return Err(bad()),
         };
-        let nth = nth.parse().ok().filter(|&n| n >= 1).ok_or_else(bad)?;
         Ok(DiskFault {
             errno,
             nth,

@@ -1,0 +1,101 @@
+//! The dispatcher's side of the memory governor's rewrites: a node that cannot get its memory
+//! is queued again, split into two half-batch nodes, or (a fold) undone, and every count is
+//! brought up to date.
+
+use super::super::governor::Recovery;
+use super::Dispatcher;
+use crate::error::{Error, Result};
+use petgraph::stable_graph::NodeIndex;
+use petgraph::visit::NodeIndexable;
+use petgraph::Direction;
+
+impl Dispatcher {
+    /// Hands a failed allocation of `node` (after `seconds` of trying) to the governor and
+    /// queues what it decides: the node again, or its two halves.
+    pub(super) fn recover(&mut self, node: NodeIndex, oom: &Error, seconds: f64) -> Result<()> {
+        let at = self.now_s();
+        match self.governor.recover(&self.graph, node, oom, seconds, at)? {
+            Recovery::Retry => self.make_ready(node),
+            Recovery::Split => self.split(node),
+        }
+        Ok(())
+    }
+
+    /// Rewrites `node` into two half-batch nodes and brings every count up to date: the
+    /// halves are ready, its consumers wait for one more producer, its inputs have one more
+    /// reader.
+    pub(super) fn split(&mut self, node: NodeIndex) {
+        let start = self.clock.now();
+        let old = self.graph.graph[node].clone();
+        let halves = self
+            .graph
+            .split_in_halves(node)
+            .expect("the governor splits only tasks with a batch of 2 or more");
+        self.rewrites += 1;
+        let bound = self.graph.graph.node_bound();
+        self.waiting_on.resize(bound, 0);
+        self.finished.resize(bound, false);
+        self.compute_left.remove(&(old.step, node.index()));
+        let mut flops = -old.flops;
+        for half in halves {
+            self.waiting_on[half.index()] = 0;
+            self.finished[half.index()] = false;
+            self.compute_left.insert((old.step, half.index()));
+            flops += self.graph.graph[half].flops;
+            self.make_ready(half);
+        }
+        *self.flops_left.entry(old.step).or_default() += flops;
+        let consumers: Vec<NodeIndex> = self
+            .graph
+            .graph
+            .neighbors_directed(halves[1], Direction::Outgoing)
+            .collect();
+        for consumer in consumers {
+            self.waiting_on[consumer.index()] += 1;
+        }
+        for id in &old.inputs {
+            self.store.add_reader(*id);
+        }
+        let seconds = self.clock.now().saturating_duration_since(start);
+        self.governor.charge_rewrite(seconds.as_secs_f64());
+    }
+
+    /// Removes the fold `node` and brings every count up to date: its readers wait for the
+    /// producers of its inputs instead, with their unfolded flops, and those inputs have its
+    /// readers as readers in its stead.
+    pub(super) fn unfold(&mut self, node: NodeIndex) {
+        let start = self.clock.now();
+        let fold = self.graph.graph[node].clone();
+        let before: f64 = self
+            .graph
+            .graph
+            .neighbors_directed(node, Direction::Outgoing)
+            .map(|reader| self.graph.graph[reader].flops)
+            .sum();
+        let readers = self
+            .graph
+            .unfold(node)
+            .expect("the governor unfolds only fold tasks");
+        self.rewrites += 1;
+        self.compute_left.remove(&(fold.step, node.index()));
+        let after: f64 = readers.iter().map(|&r| self.graph.graph[r].flops).sum();
+        *self.flops_left.entry(fold.step).or_default() += after - before - fold.flops;
+        for &reader in &readers {
+            let waiting = self
+                .graph
+                .graph
+                .neighbors_directed(reader, Direction::Incoming)
+                .filter(|source| !self.finished[source.index()])
+                .count();
+            self.waiting_on[reader.index()] = waiting;
+            if waiting == 0 {
+                self.make_ready(reader);
+            }
+        }
+        for &id in &fold.inputs {
+            self.store.pass_reads(id, 1, readers.len());
+        }
+        let seconds = self.clock.now().saturating_duration_since(start);
+        self.governor.charge_rewrite(seconds.as_secs_f64());
+    }
+}
