@@ -53,7 +53,7 @@ pub enum Error {
         /// Its kernel (env, sketch, qr, …).
         kernel: &'static str,
         /// Bytes it asked for.
-        needed: crate::plan::ByteSize,
+        needed: crate::ByteSize,
         /// What the device had: free memory and the largest cached block.
         available: String,
         /// Why the governor gave up, when it is more than the shortfall itself.

@@ -19,9 +19,11 @@ pub mod ops;
 pub mod plan;
 pub mod sched;
 pub mod sim;
+mod size;
 pub mod store;
 pub mod tensor;
 pub mod test_matrix;
+mod tier;
 pub mod trace;
 pub mod train;
 
@@ -33,7 +35,9 @@ pub use cancel::CancelToken;
 pub use engine::{Engine, EngineBuilder, Options, Report, Run};
 pub use error::{Error, Result};
 pub use graph::SweepGraph;
+pub use size::{Bandwidth, ByteSize};
 pub use tensor::{Tensor, C64};
+pub use tier::Tier;
 pub use train::{Kind, Layer, Stack, Train};
 
 /// The README's Rust examples, compiled and run as doctests.

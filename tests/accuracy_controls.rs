@@ -8,7 +8,7 @@ use srcflow::engine::Tiering;
 use srcflow::gen::{random_mpo, random_mps};
 use srcflow::io::{write_stack, ProblemDir};
 use srcflow::ops::{bond_spectra, distance, exact_product, norm, truncate_svd};
-use srcflow::plan::Tier;
+use srcflow::Tier;
 use srcflow::{apply, Engine, Layer, Options, Stack, Train};
 
 /// A 12-site MPO·MPS stack whose spectrum decays by `decay` over each bond, and its exact

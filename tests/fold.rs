@@ -109,5 +109,5 @@ fn the_planner_folds_only_where_no_environment_moves_down_a_tier() {
     let (graph, plan) = prepare(true, unfolded_peak);
     let plan = plan.unwrap();
     assert_eq!(folds(&graph), 0, "folding would not fit the budget");
-    assert_eq!(plan.count_on(srcflow::plan::Tier::Device), plan.tiers.len());
+    assert_eq!(plan.count_on(srcflow::Tier::Device), plan.tiers.len());
 }

@@ -9,10 +9,10 @@ use proptest::prelude::*;
 use proptest::test_runner::{Config, TestRunner};
 use srcflow::device::{CapacitySchedule, OomFault};
 use srcflow::io::{npy, ProblemDir};
-use srcflow::plan::{Bandwidth, ByteSize};
 use srcflow::sched::Prefetch;
 use srcflow::sim::MachineModel;
 use srcflow::store::DiskFault;
+use srcflow::{Bandwidth, ByteSize};
 use srcflow::{SweepGraph, Tensor, C64};
 use std::path::Path;
 

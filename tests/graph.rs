@@ -103,7 +103,7 @@ fn json_loads_back_to_the_same_graph_and_dot_names_every_task() {
 #[test]
 fn placement_puts_spill_and_fetch_tasks_between_an_env_and_its_sketch() {
     use srcflow::graph::{DataId, Lane, Stage};
-    use srcflow::plan::Tier;
+    use srcflow::Tier;
     let mut g = graph(Some(4));
     let tiers = [
         Tier::Disk,

@@ -8,7 +8,7 @@ use srcflow::engine::Tiering;
 use srcflow::gen::{random_mpo, random_mps};
 use srcflow::graph::{GraphOptions, Lane, Op, SweepGraph};
 use srcflow::ops::{distance, exact_product};
-use srcflow::plan::Tier;
+use srcflow::Tier;
 use srcflow::{Engine, Layer, Options, Stack, Train};
 
 /// A random MPO · MPS on 9 sites: bonds of 24 and physical legs of 2, so the bonds at the

@@ -7,9 +7,9 @@ mod common;
 use common::*;
 use srcflow::engine::Tiering;
 use srcflow::ops::distance;
-use srcflow::plan::{Bandwidth, Tier};
 use srcflow::sched::Prefetch;
 use srcflow::store::DiskRates;
+use srcflow::{Bandwidth, Tier};
 use srcflow::{Engine, Options, Train};
 
 fn assert_same(out: &Train, reference: &Train, what: &str) {

@@ -7,11 +7,11 @@ mod common;
 use common::*;
 use srcflow::engine::Tiering;
 use srcflow::graph::Lane;
-use srcflow::plan::Bandwidth;
 use srcflow::sched::Prefetch;
 use srcflow::sim::MachineModel;
 use srcflow::store::DiskRates;
 use srcflow::trace::chrome_trace;
+use srcflow::Bandwidth;
 use std::collections::BTreeMap;
 
 /// A machine computing every kernel at 10 GFLOP/s and moving 1 GB/s on every lane.

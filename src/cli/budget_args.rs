@@ -1,7 +1,8 @@
 //! `--device-memory`, `--host-memory`, `--disk-space` and `--scratch-dir`.
 
 use clap::Args;
-use srcflow::plan::{Budgets, ByteSize};
+use srcflow::plan::Budgets;
+use srcflow::ByteSize;
 use srcflow::Result;
 use std::path::PathBuf;
 

@@ -3,7 +3,7 @@
 
 use clap::Args;
 use srcflow::device::{CapacitySchedule, DeviceFault, DeviceOptions, OomFault};
-use srcflow::plan::ByteSize;
+use srcflow::ByteSize;
 use srcflow::{Error, Result};
 
 /// Faults to inject into the (simulated) device and the governor's recovery budget.

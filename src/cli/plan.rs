@@ -3,8 +3,9 @@
 
 use super::problem_args::ProblemArgs;
 use clap::Args;
-use srcflow::plan::{ByteSize, Plan, Tier};
+use srcflow::plan::Plan;
 use srcflow::Result;
+use srcflow::{ByteSize, Tier};
 
 /// Arguments of `srcflow plan` (only headers of the problem are read).
 #[derive(Args)]

@@ -3,8 +3,8 @@
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use srcflow::graph::{Pass, Task};
-use srcflow::plan::ByteSize;
 use srcflow::sched::Progress;
+use srcflow::ByteSize;
 
 /// A progress bar on standard error, fed by the scheduler.
 pub struct SweepProgressBar {

@@ -2,7 +2,7 @@
 //! (`--shrink-device SIZE@STEP,…`), as when another job shares the GPU.
 
 use crate::error::{Error, Result};
-use crate::plan::ByteSize;
+use crate::ByteSize;
 use std::str::FromStr;
 
 /// Capacities to apply when the sweep reaches each step, in step order.

@@ -98,7 +98,7 @@ pub fn out_of_memory(
     usage: &PoolUsage,
     why: &str,
 ) -> crate::Error {
-    use crate::plan::ByteSize;
+    use crate::ByteSize;
     let capacity = if usage.capacity == u64::MAX {
         "unlimited".to_string()
     } else {

@@ -2,7 +2,7 @@
 //! so that admission (before) and allocation (inside the task) ask for the same bytes.
 
 use crate::graph::{Op, SweepGraph, Task};
-use crate::plan::Tier;
+use crate::Tier;
 
 /// The blocks one task allocates on the device: its outputs, then its workspace.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]

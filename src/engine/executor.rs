@@ -8,10 +8,10 @@ use crate::backend::{Backend, BackendTensor};
 use crate::device::{Block, DeviceFault};
 use crate::error::{Error, Result};
 use crate::graph::{Cols, Op, SweepGraph, Task};
-use crate::plan::Tier;
 use crate::sched::Executor;
 use crate::store::{DiskTier, Value};
 use crate::tensor::{AnyTensor, Meter};
+use crate::Tier;
 use std::sync::{Arc, Mutex};
 
 /// Routes tasks: reads to the source, writes to the sink, copies to the backend or the disk

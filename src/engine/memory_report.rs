@@ -1,7 +1,7 @@
 //! `MemoryReport`: what the memory governor did in a run and what it cost.
 
-use crate::plan::ByteSize;
 use crate::sched::{MemoryEvent, MemoryEventKind, RunLog};
+use crate::ByteSize;
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::fmt;

@@ -3,9 +3,9 @@
 use super::{DeviceUse, MemoryReport};
 use crate::backend::Backend;
 use crate::graph::{Lane, Op, Pass, SweepGraph};
-use crate::plan::{ByteSize, Tier};
 use crate::sched::{RunLog, Stalls, TaskEvent};
 use crate::store::TierBytes;
+use crate::{ByteSize, Tier};
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::fmt;

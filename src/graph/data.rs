@@ -1,6 +1,6 @@
 //! `DataId`: the name of every value that flows along a graph edge.
 
-use crate::plan::Tier;
+use crate::Tier;
 use serde::{Deserialize, Serialize};
 use std::fmt;
 

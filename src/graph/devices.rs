@@ -2,7 +2,7 @@
 //! of sketch columns (its env and sketch tasks) and of basis rows (its project tasks).
 
 use super::{Cols, DataId, Pass, Shared, SweepGraph};
-use crate::plan::Tier;
+use crate::Tier;
 
 /// Share `part` of `total` items cut into `parts` contiguous shares whose sizes differ by at
 /// most one (the first shares are the larger; the last are empty when `total < parts`).

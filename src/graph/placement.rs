@@ -2,7 +2,7 @@
 
 use super::{Cols, DataId, Op, Stage, SweepGraph, Task};
 use crate::error::{Error, Result};
-use crate::plan::Tier;
+use crate::Tier;
 use petgraph::stable_graph::NodeIndex;
 use petgraph::visit::EdgeRef;
 use petgraph::Direction;

@@ -1,7 +1,7 @@
 //! `Task`: one node of the sweep graph, with everything a scheduler needs to know about it.
 
 use super::{Cols, DataId, Pass, Shared};
-use crate::plan::Tier;
+use crate::Tier;
 use serde::{Deserialize, Serialize};
 use std::fmt;
 

@@ -10,8 +10,8 @@
 //! from it, anywhere in its window; device and host together count it once, but for the one
 //! slice being uploaded.
 
-use super::Tier;
 use crate::graph::{DataId, Lane, Shared, SweepGraph};
+use crate::Tier;
 use petgraph::stable_graph::NodeIndex;
 use petgraph::Direction;
 use serde::Serialize;

@@ -3,11 +3,7 @@
 mod budget;
 mod memory;
 mod planner;
-mod size;
-mod tier;
 
 pub use budget::Budgets;
 pub use memory::{Drift, MemoryProfile, Peak, Spare, PROCESS_BASELINE};
 pub use planner::{plan, Plan, PlanRequest};
-pub use size::{Bandwidth, ByteSize};
-pub use tier::Tier;

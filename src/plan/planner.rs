@@ -2,10 +2,11 @@
 //! environment — with no data read.
 
 use super::memory::{Drift, MemoryProfile, Peak};
-use super::{Budgets, ByteSize, Tier};
+use super::Budgets;
 use crate::error::{Error, Result};
 use crate::graph::{GraphOptions, SweepGraph};
 use crate::train::StackShape;
+use crate::{ByteSize, Tier};
 use serde::Serialize;
 
 /// What to plan for.

@@ -79,7 +79,7 @@ fn opposite(lane: Lane) -> Option<Lane> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::plan::Bandwidth;
+    use crate::Bandwidth;
 
     #[test]
     fn an_unmeasured_lane_is_estimated_by_its_opposite_within_its_cap() {

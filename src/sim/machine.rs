@@ -131,7 +131,7 @@ impl TaskTimer for MachineModel {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::plan::Bandwidth;
+    use crate::Bandwidth;
 
     fn model() -> MachineModel {
         let gflops = KERNELS.iter().map(|k| (k.to_string(), 10.0)).collect();

@@ -1,7 +1,7 @@
 //! `DiskRates`: the caps of the disk reader and writer lanes, as `--disk-bandwidth` takes them.
 
 use crate::error::{Error, Result};
-use crate::plan::Bandwidth;
+use crate::Bandwidth;
 use std::fmt;
 use std::str::FromStr;
 

@@ -18,7 +18,7 @@ pub use throttle::Throttle;
 pub use value::Value;
 
 use crate::graph::{DataId, SweepGraph, Task};
-use crate::plan::Tier;
+use crate::Tier;
 use std::collections::HashMap;
 
 /// Values by name, each with the number of consumers still to read it, and bytes per tier.

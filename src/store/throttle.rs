@@ -1,6 +1,6 @@
 //! `Throttle`: caps a disk lane's rate, to reproduce a slow filesystem on any machine.
 
-use crate::plan::Bandwidth;
+use crate::Bandwidth;
 use std::time::{Duration, Instant};
 
 /// Paces one transfer so it moves no faster than a set rate (no cap when `None`).

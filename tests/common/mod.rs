@@ -10,7 +10,8 @@ pub use trace_format::{check_trace, TraceParts};
 
 use srcflow::engine::Tiering;
 use srcflow::gen::{generate, ProblemKind, ProblemSpec};
-use srcflow::plan::{Budgets, Plan, Tier};
+use srcflow::plan::{Budgets, Plan};
+use srcflow::Tier;
 use srcflow::{Engine, Options, Stack};
 use std::path::Path;
 use std::process::{Command, Output};
