@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # This tree's srcflow against a binary built from another commit, in one run on this machine:
 # wall time of `srcflow run` on MPO·MPS and MPO·MPO shapes (the MPO·MPO in both orders) and
-# on an out-of-core MPO·MPS (environments spilled to host memory and disk), alternating the
+# on an out-of-core MPO·MPS (environments on device, host and disk), alternating the
 # two binaries, and whether their outputs are bitwise equal. Prints a markdown table.
 #
 #   benches/against_commit.sh                 # against HEAD (the commit before uncommitted work)
@@ -44,7 +44,7 @@ for case in $CASES; do
         mpo-wide) gen="identity --sites 16 --mpo-bond 96 --bond 4"; opts="--chi-out 128" ;;
         mpo-narrow) gen="identity --sites 16 --mpo-bond 4 --bond 96"; opts="--chi-out 128" ;;
         out-of-core) gen="random --sites 30 --bond 128 --mpo-bond 16"
-            opts="--chi-out 128 --host-memory 300MB --device-memory 60MB" ;;
+            opts="--chi-out 128 --host-memory 95MB --device-memory 30MB" ;;
         *) echo "unknown case $case" >&2; exit 2 ;;
     esac
     dir="$WORK/$case"
