@@ -8,6 +8,7 @@ mod device_args;
 mod device_list;
 mod distance;
 mod gen;
+mod machine_calibration;
 mod graph;
 mod plan;
 mod problem_args;

@@ -2,17 +2,17 @@
 //! two sweeps of generated problems read from disk, the input lane from those reads, the copy
 //! lanes from memcpy, the disk lanes from a spill file written and read back.
 
-use super::MachineModel;
-use crate::cancel::CancelToken;
-use crate::engine::Engine;
-use crate::error::Result;
-use crate::gen::{generate, ProblemKind, ProblemSpec};
-use crate::graph::Lane;
-use crate::io::{write_stack, OutputDir, ProblemDir};
-use crate::sched::RunLog;
-use crate::store::{ScratchDir, SpillFile, Throttle};
-use crate::tensor::{Tensor, C64};
-use crate::Options;
+use srcflow::CancelToken;
+use srcflow::engine::Engine;
+use srcflow::sim::MachineModel;
+use srcflow::error::Result;
+use srcflow::gen::{generate, ProblemKind, ProblemSpec};
+use srcflow::graph::Lane;
+use srcflow::io::{write_stack, OutputDir, ProblemDir};
+use srcflow::sched::RunLog;
+use srcflow::store::{ScratchDir, SpillFile, Throttle};
+use srcflow::tensor::{Tensor, C64};
+use srcflow::Options;
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::time::Instant;
