@@ -106,18 +106,24 @@ impl Dense {
         self.data[flat]
     }
 
-    /// The conjugate transpose of a matrix.
-    fn adjoint(&self) -> Dense {
+    /// The transpose of a matrix (a row-major matrix as the backends' column-major one, and
+    /// back).
+    fn transpose(&self) -> Dense {
         let [m, n] = self.dims[..] else {
             panic!("a matrix")
         };
-        let data = (0..n * m)
-            .map(|f| self.data[(f % m) * n + f / m].conj())
-            .collect();
+        let data = (0..n * m).map(|f| self.data[(f % m) * n + f / m]).collect();
         Dense {
             dims: vec![n, m],
             data,
         }
+    }
+
+    /// The conjugate transpose of a matrix.
+    fn adjoint(&self) -> Dense {
+        let mut t = self.transpose();
+        t.data.iter_mut().for_each(|z| *z = z.conj());
+        t
     }
 }
 
@@ -307,9 +313,13 @@ fn thin_qr_and_svd_factor_tall_and_wide_matrices() {
     on_every_backend(|backend, dtype| {
         for (m, n) in [(9, 4), (4, 9), (6, 6)] {
             let a = Dense::random(&[m, n], 5, dtype);
+            let column_major = a.transpose().on(backend, dtype);
             let r_dims = m.min(n);
-            let (q, r) = backend.thin_qr(&a.on(backend, dtype)).unwrap();
-            let (q, r) = (Dense::of(backend, q), Dense::of(backend, r));
+            let (q, r) = backend.thin_qr(&column_major).unwrap();
+            let (q, r) = (
+                Dense::of(backend, q).transpose(),
+                Dense::of(backend, r).transpose(),
+            );
             assert_eq!(
                 (q.dims.clone(), r.dims.clone()),
                 (vec![m, r_dims], vec![r_dims, n])
@@ -325,8 +335,15 @@ fn thin_qr_and_svd_factor_tall_and_wide_matrices() {
                 }
             }
 
-            let (u, s, vh) = backend.thin_svd(&a.on(backend, dtype)).unwrap();
-            let (u, vh) = (Dense::of(backend, u), Dense::of(backend, vh));
+            let (u, s, vh) = backend.thin_svd(&column_major).unwrap();
+            let (u, vh) = (
+                Dense::of(backend, u).transpose(),
+                Dense::of(backend, vh).transpose(),
+            );
+            assert_eq!(
+                (u.dims.clone(), vh.dims.clone()),
+                (vec![m, r_dims], vec![r_dims, n])
+            );
             assert!(s.windows(2).all(|w| w[0] >= w[1]) && s[r_dims - 1] >= 0.0);
             assert_close(&matmul(&u.adjoint(), &u), &identity(r_dims), dtype, "UᴴU");
             assert_close(&matmul(&vh, &vh.adjoint()), &identity(r_dims), dtype, "VᴴV");

@@ -3,7 +3,7 @@
 
 use super::{Backend, DeviceTensor, Gemm};
 use crate::error::{Error, Result};
-use crate::tensor::matrix::{self, row_major};
+use crate::tensor::matrix;
 use crate::tensor::{permute_elements, AnyTensor, Array, DType, Scalar, Typed};
 use faer::{Accum, MatMut, MatRef, Par};
 use num_complex::{Complex32, Complex64};
@@ -75,14 +75,23 @@ fn tensor_of<T: Typed>(dims: Vec<usize>, data: Vec<T>) -> Result<DeviceTensor> {
     Ok(DeviceTensor::new(dims, T::DTYPE, Arc::new(host)))
 }
 
-/// Rows and columns of `tensor` as a matrix, which it must be.
+/// Rows and columns of `tensor` as a column-major matrix (dimensions `[cols, rows]`), which it
+/// must be.
 fn matrix_dims(tensor: &DeviceTensor) -> Result<(usize, usize)> {
     match tensor.dims() {
-        &[rows, cols] => Ok((rows, cols)),
+        &[cols, rows] => Ok((rows, cols)),
         dims => Err(Error::Invalid(format!(
             "a factorization needs a matrix, found dimensions {dims:?}"
         ))),
     }
+}
+
+/// `m` as a column-major CPU tensor (dimensions `[columns, rows]`).
+fn column_major<T: Typed>(m: MatRef<'_, T>) -> Result<DeviceTensor> {
+    let data = (0..m.ncols())
+        .flat_map(|c| m.col(c).iter().copied())
+        .collect();
+    tensor_of(vec![m.ncols(), m.nrows()], data)
 }
 
 /// Outer size, axis size and inner size of `dims` around `axis`.
@@ -209,12 +218,9 @@ impl Backend for CpuBackend {
         let (rows, cols) = matrix_dims(a)?;
         self.pool.install(|| {
             for_dtype!(a.dtype(), T => {
-                let (q, r) = matrix::thin_qr(matrix::view(elements::<T>(a)?, rows, cols));
-                let rank = q.ncols();
-                Ok((
-                    tensor_of(vec![rows, rank], row_major(q.as_ref()))?,
-                    tensor_of(vec![rank, cols], row_major(r.as_ref()))?,
-                ))
+                let view = MatRef::from_column_major_slice(elements::<T>(a)?, rows, cols);
+                let (q, r) = matrix::thin_qr(view);
+                Ok((column_major(q.as_ref())?, column_major(r.as_ref())?))
             })
         })
     }
@@ -223,12 +229,10 @@ impl Backend for CpuBackend {
         let (rows, cols) = matrix_dims(a)?;
         self.pool.install(|| {
             for_dtype!(a.dtype(), T => {
-                let (u, s, vh, rank) = matrix::thin_svd(elements::<T>(a)?, rows, cols)?;
-                Ok((
-                    tensor_of::<T>(vec![rows, rank], u)?,
-                    s,
-                    tensor_of::<T>(vec![rank, cols], vh)?,
-                ))
+                let view = MatRef::from_column_major_slice(elements::<T>(a)?, rows, cols);
+                let (u, s, v) = matrix::svd(view)?;
+                let vh = faer::Mat::from_fn(s.len(), cols, |i, j| Scalar::conj(v[(j, i)]));
+                Ok((column_major(u.as_ref())?, s, column_major(vh.as_ref())?))
             })
         })
     }

@@ -62,10 +62,12 @@ pub trait Backend: Send + Sync {
         dims: Vec<usize>,
     ) -> Result<DeviceTensor>;
     /// Thin Householder QR of the `m × n` matrix `a`: `Q` (`m × r`, orthonormal columns) and
-    /// `R` (`r × n`, upper triangular), `r = min(m, n)`.
+    /// `R` (`r × n`, upper triangular), `r = min(m, n)`. Matrices are column-major, as LAPACK
+    /// and cuSOLVER take them: an `m × n` matrix is a tensor of dimensions `[n, m]`.
     fn thin_qr(&self, a: &DeviceTensor) -> Result<(DeviceTensor, DeviceTensor)>;
     /// Thin SVD of the `m × n` matrix `a`: `U` (`m × r`), the singular values (largest first,
-    /// in host memory) and `Vᴴ` (`r × n`), `r = min(m, n)`.
+    /// in host memory) and `Vᴴ` (`r × n`), `r = min(m, n)`; matrices column-major as for
+    /// [`Backend::thin_qr`].
     fn thin_svd(&self, a: &DeviceTensor) -> Result<(DeviceTensor, Vec<f64>, DeviceTensor)>;
     /// `tensor` with each entry along `axis` multiplied by its factor in `factors`.
     fn scale(&self, tensor: &DeviceTensor, axis: usize, factors: &[f64]) -> Result<DeviceTensor>;

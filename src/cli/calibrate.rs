@@ -1,7 +1,7 @@
 //! `srcflow calibrate`: measures a machine model of this machine for `srcflow simulate`.
 
-use clap::Args;
 use super::machine_calibration::calibrate;
+use clap::Args;
 use srcflow::Result;
 use std::path::PathBuf;
 

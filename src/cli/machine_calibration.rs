@@ -2,16 +2,16 @@
 //! two sweeps of generated problems read from disk, the input lane from those reads, the copy
 //! lanes from memcpy, the disk lanes from a spill file written and read back.
 
-use srcflow::CancelToken;
 use srcflow::engine::Engine;
-use srcflow::sim::MachineModel;
 use srcflow::error::Result;
 use srcflow::gen::{generate, ProblemKind, ProblemSpec};
 use srcflow::graph::Lane;
 use srcflow::io::{write_stack, OutputDir, ProblemDir};
 use srcflow::sched::RunLog;
+use srcflow::sim::MachineModel;
 use srcflow::store::{ScratchDir, SpillFile, Throttle};
 use srcflow::tensor::{Tensor, C64};
+use srcflow::CancelToken;
 use srcflow::Options;
 use std::collections::BTreeMap;
 use std::path::Path;

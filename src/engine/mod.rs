@@ -33,11 +33,11 @@ use crate::graph::{share, GraphOptions, Op, SweepGraph};
 use crate::plan::{self, Drift, MemoryProfile, Plan, PlanRequest, PROCESS_BASELINE};
 use crate::sched::{self, Governor, Pacing, Progress, RunLog, SchedOptions};
 use crate::sim::MachineModel;
-use model_executor::ModelExecutor;
 use crate::store::DiskTier;
 use crate::train::{Stack, StackShape};
 use crate::Tier;
 use executor::TaskRouter;
+use model_executor::ModelExecutor;
 use std::sync::Arc;
 use std::time::Instant;
 

@@ -30,10 +30,12 @@ pub fn exact_pair(
     };
     let b = right.clone().reshaped(vec![bond, p1]);
     let m = backend.batched_gemm(&a, &b, gemm, vec![p0, p1])?;
-    let (u, singular, vh) = backend.thin_svd(&m)?;
+    // The column-major p0 × p1 matrix is the product transposed.
+    let (u, singular, vh) = backend.thin_svd(&backend.permute(&m, &[1, 0])?)?;
     let rank = kept_rank(&singular, chi_out.min(p0).min(p1), cutoff);
-    let first = backend.scale(&backend.slice(&u, 1, 0..rank)?, 1, &singular[..rank])?;
-    let second = backend.slice(&vh, 0, 0..rank)?;
+    let first = backend.scale(&backend.slice(&u, 0, 0..rank)?, 0, &singular[..rank])?;
+    let first = backend.permute(&first, &[1, 0])?;
+    let second = backend.permute(&backend.slice(&vh, 1, 0..rank)?, &[1, 0])?;
     Ok(vec![
         first.reshaped(vec![1, lu, ld, rank]),
         second.reshaped(vec![rank, ru, rd, 1]),

@@ -14,17 +14,18 @@ fn truncated_basis(
 ) -> Result<DeviceTensor> {
     let (u, singular, _) = backend.thin_svd(r)?;
     let kept = kept_rank(&singular, usize::MAX, cutoff);
-    let u = backend.slice(&u, 1, 0..kept)?;
-    let [rows, rank] = q.dims()[..] else {
+    let u = backend.slice(&u, 0, 0..kept)?;
+    let [rank, rows] = q.dims()[..] else {
         unreachable!("Q is a matrix")
     };
+    // Column-major Q·U_k is row-major U_kᵀ-by-column times Q: [kept, rank] · [rank, rows].
     let gemm = Gemm {
         batch: 1,
-        m: rows,
-        n: kept,
+        m: kept,
+        n: rows,
         k: rank,
     };
-    backend.batched_gemm(&q, &u, gemm, vec![rows, kept])
+    backend.batched_gemm(&u, &q, gemm, vec![kept, rows])
 }
 
 /// Real flops of a thin QR of an `m × n` complex matrix plus forming its thin Q (estimate).
@@ -58,9 +59,10 @@ pub fn orthonormal_basis(
         )));
     };
     let rows = right * up * down;
+    // Y as the column-major (OutRight·Up·Down) × Col matrix: [Col, OutRight, Up, Down].
     let a = backend
-        .permute(y, &[3, 1, 2, 0])?
-        .reshaped(vec![rows, cols]);
+        .permute(y, &[0, 3, 1, 2])?
+        .reshaped(vec![cols, rows]);
     let a = backend.cast(&a, y.dtype().double())?;
     let (q, r) = backend.thin_qr(&a)?;
     let q = if cutoff > 0.0 {
@@ -68,11 +70,9 @@ pub fn orthonormal_basis(
     } else {
         q
     };
-    let rank = q.dims()[1];
-    let q = backend
-        .cast(&q, y.dtype())?
-        .reshaped(vec![right, up, down, rank]);
-    backend.permute(&q, &[3, 1, 2, 0])
+    let rank = q.dims()[0];
+    let q = backend.cast(&q, y.dtype())?;
+    backend.permute(&q.reshaped(vec![rank, right, up, down]), &[0, 2, 3, 1])
 }
 
 #[cfg(test)]

@@ -43,11 +43,12 @@ pub fn round(
         return Ok(vec![merged.reshaped(vec![kept_left, up, down, 1])]);
     }
     let rows = kept_left * up * down;
-    let (u, singular, vh) = backend.thin_svd(&merged.reshaped(vec![rows, right]))?;
+    // The column-major rows × R matrix is the merged core transposed.
+    let merged = backend.permute(&merged.reshaped(vec![rows, right]), &[1, 0])?;
+    let (u, singular, vh) = backend.thin_svd(&merged)?;
     let kept = kept_rank(&singular, cap, cutoff);
-    let core = backend
-        .slice(&u, 1, 0..kept)?
-        .reshaped(vec![kept_left, up, down, kept]);
-    let carry = backend.scale(&backend.slice(&vh, 0, 0..kept)?, 0, &singular[..kept])?;
-    Ok(vec![core, carry])
+    let core = backend.permute(&backend.slice(&u, 0, 0..kept)?, &[1, 0])?;
+    let carry = backend.permute(&backend.slice(&vh, 1, 0..kept)?, &[1, 0])?;
+    let carry = backend.scale(&carry, 0, &singular[..kept])?;
+    Ok(vec![core.reshaped(vec![kept_left, up, down, kept]), carry])
 }
