@@ -145,6 +145,10 @@ impl Backend for CpuBackend {
         true
     }
 
+    fn within(&self, work: &mut (dyn FnMut() + Send)) {
+        self.pool.install(work)
+    }
+
     /// The CPU's device memory is host memory: the array is shared, not copied.
     fn upload(&self, host: &AnyTensor) -> Result<DeviceTensor> {
         let dims = host.shape().to_vec();

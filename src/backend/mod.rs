@@ -40,6 +40,10 @@ pub trait Backend: Send + Sync {
     fn threads(&self) -> usize;
     /// True when device memory is host memory, so both count against the host budget.
     fn shares_host_memory(&self) -> bool;
+    /// Runs `work`, a task's primitives, in the backend's execution context (the CPU
+    /// backend's thread pool; a GPU's context bound to the calling thread), so that the
+    /// primitives inside pay no hand-over each.
+    fn within(&self, work: &mut (dyn FnMut() + Send));
 
     /// A copy of the host array `host` on the device.
     fn upload(&self, host: &AnyTensor) -> Result<DeviceTensor>;

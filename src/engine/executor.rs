@@ -120,6 +120,14 @@ impl TaskRouter<'_> {
 
     /// Runs the kernel of compute task `task` on `inputs` on its device's backend.
     fn run_kernel(&self, task: &Task, inputs: Vec<AnyTensor>) -> Result<Vec<AnyTensor>> {
+        let mut outputs = None;
+        let mut work = || outputs = Some(self.kernel_on_backend(task, &inputs));
+        self.backend(task).within(&mut work);
+        outputs.expect("the backend ran the kernel")
+    }
+
+    /// [`Self::run_kernel`] within its backend's context.
+    fn kernel_on_backend(&self, task: &Task, inputs: &[AnyTensor]) -> Result<Vec<AnyTensor>> {
         let backend = self.backend(task);
         let dtype = self.graph.dtype;
         let inputs = inputs
