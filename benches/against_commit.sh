@@ -10,7 +10,9 @@
 #
 # The other commit is checked out in a worktree under target/ and built with a target directory
 # of its own (the first build compiles every dependency again: minutes). A ratio above 1 means
-# this tree is slower. Best of REPS runs each.
+# this tree is slower: the ratio of the best of REPS runs each, and the median of the REPS
+# ratios of runs made back to back (which of the two goes first alternates), the steadier one
+# on this noisy machine.
 set -euo pipefail
 REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$REPO"
@@ -35,8 +37,8 @@ same() { diff -rq "$1" "$2" >/dev/null && echo "bitwise" || echo "**differ**"; }
 
 echo "Against ${COMMIT:0:10} ($(git log -1 --format=%s "$COMMIT" | cut -c1-60)…), best of $REPS."
 echo
-echo "| case | problem | run options | this tree s | ${COMMIT:0:7} s | ratio | outputs |"
-echo "|---|---|---|---|---|---|---|"
+echo "| case | problem | run options | this tree s | ${COMMIT:0:7} s | ratio of bests | median of paired ratios | outputs |"
+echo "|---|---|---|---|---|---|---|---|"
 for case in $CASES; do
     case "$case" in
         mps-small) gen="random --sites 30 --bond 128 --mpo-bond 16"; opts="--chi-out 128" ;;
@@ -54,12 +56,18 @@ for case in $CASES; do
     for rep in $(seq "$REPS"); do
         rm -rf "$dir/new" "$dir/old"
         # shellcheck disable=SC2086
-        new+=("$("$NEW" run "$dir/problem" $opts --seed 3 --out "$dir/new" --json | field wall_s)")
+        time_new() { new+=("$("$NEW" run "$dir/problem" $opts --seed 3 --out "$dir/new" --json | field wall_s)"); }
         # shellcheck disable=SC2086
-        old+=("$("$OLD" run "$dir/problem" $opts --seed 3 --out "$dir/old" --json | field wall_s)")
+        time_old() { old+=("$("$OLD" run "$dir/problem" $opts --seed 3 --out "$dir/old" --json | field wall_s)"); }
+        if [ $((rep % 2)) = 1 ]; then time_new; time_old; else time_old; time_new; fi
     done
     t_new="$(best "${new[@]}")"
     t_old="$(best "${old[@]}")"
     ratio="$(python3 -c "print(f'{$t_new / $t_old:.3f}')")"
-    echo "| $case | gen $gen | $opts | $t_new | $t_old | $ratio | $(same "$dir/new" "$dir/old") |"
+    paired="$(python3 -c "
+import statistics, sys
+new, old = sys.argv[1].split(), sys.argv[2].split()
+print(f'{statistics.median(float(n) / float(o) for n, o in zip(new, old)):.3f}')" "${new[*]}" "${old[*]}")"
+    printf '| %s | gen %s | %s | %.3f | %.3f | %s | %s | %s |\n' "$case" "$gen" "$opts" "$t_new" "$t_old" \
+        "$ratio" "$paired" "$(same "$dir/new" "$dir/old")"
 done
