@@ -27,6 +27,7 @@ pub struct GraphArgs {
 /// Runs `srcflow graph`.
 pub fn run(args: GraphArgs) -> Result<()> {
     let (problem, engine) = args.problem.open(0, 0)?;
+    let engine = engine.build()?;
     let (graph, _) = engine.prepare(problem.shape())?;
     match args.format {
         Format::Dot => print!("{}", graph.to_dot()),

@@ -20,6 +20,7 @@ pub struct PlanArgs {
 /// Runs `srcflow plan`.
 pub fn run(args: PlanArgs) -> Result<()> {
     let (problem, engine) = args.problem.open(0, 0)?;
+    let engine = engine.build()?;
     let (_, plan) = engine.prepare(problem.shape())?;
     let plan = plan.expect("budgets are always resolved");
     if args.json {

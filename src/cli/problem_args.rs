@@ -6,7 +6,7 @@ use clap::Args;
 use srcflow::graph::GraphOptions;
 use srcflow::io::ProblemDir;
 use srcflow::tensor::DType;
-use srcflow::{Engine, Options, Result};
+use srcflow::{EngineBuilder, Options, Result};
 use std::path::PathBuf;
 
 /// A problem directory and the choices that shape its graph and plan.
@@ -53,8 +53,9 @@ pub struct ProblemArgs {
 }
 
 impl ProblemArgs {
-    /// Opens the problem (headers only) and an engine for it, with `seed` and `threads`.
-    pub fn open(self, seed: u64, threads: usize) -> Result<(ProblemDir, Engine)> {
+    /// Opens the problem (headers only) and the builder of an engine for it, with `seed` and
+    /// `threads`.
+    pub fn open(self, seed: u64, threads: usize) -> Result<(ProblemDir, EngineBuilder)> {
         let mut problem = ProblemDir::open(&self.dir)?;
         if self.conj {
             problem = problem.conjugating_bra()?;
@@ -72,7 +73,7 @@ impl ProblemArgs {
             seed,
             threads,
         };
-        let engine = Engine::new(options)?.with_tiering(self.tiering.resolve()?)?;
+        let engine = EngineBuilder::new(options).tiering(self.tiering.resolve()?);
         Ok((problem, engine))
     }
 }

@@ -45,7 +45,7 @@ pub fn run(args: RunArgs) -> Result<()> {
     let cancel = cancel_on_ctrl_c()?;
     let (problem, engine) = args.problem.open(args.seed, args.threads)?;
     let bar = Arc::new(SweepProgressBar::new());
-    let engine = engine.with_progress(bar.clone()).with_cancel(cancel);
+    let engine = engine.progress(bar.clone()).cancel(cancel).build()?;
     if let Some(budgets) = &engine.tiering().budgets {
         let removed = clean_stale(&budgets.scratch_dir);
         if removed > 0 {

@@ -30,6 +30,7 @@ pub struct SimulateArgs {
 pub fn run(args: SimulateArgs) -> Result<()> {
     let machine = MachineModel::read(&args.model)?;
     let (problem, engine) = args.problem.open(0, 0)?;
+    let engine = engine.build()?;
     let (graph, _) = engine.prepare_on(problem.shape(), &machine)?;
     let (report, log) = engine.simulate(&graph, &machine)?;
     if let Some(path) = &args.trace {

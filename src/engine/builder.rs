@@ -108,7 +108,7 @@ impl EngineBuilder {
     }
 
     /// The engine, once every choice is checked: the graph options, one backend per device,
-    /// faults naming devices the run has.
+    /// an injected device failure naming one of its devices.
     pub fn build(self) -> Result<Engine> {
         self.options.graph.check()?;
         let devices = self.options.graph.devices;
@@ -122,15 +122,23 @@ impl EngineBuilder {
                 backends.len()
             )));
         }
-        let engine = Engine {
+        if let Some(fault) = &self.tiering.device.inject_failure {
+            if fault.device() >= devices {
+                return Err(Error::Invalid(format!(
+                    "--inject-device-failure names device {}, but the run has {devices} \
+                     device(s), numbered from 0",
+                    fault.device()
+                )));
+            }
+        }
+        Ok(Engine {
             options: self.options,
-            tiering: Tiering::default(),
+            tiering: self.tiering,
             backends,
             progress: self.progress,
             pacing: self.pacing,
             keeps_log: self.keeps_log,
             cancel: self.cancel,
-        };
-        engine.with_tiering(self.tiering)
+        })
     }
 }

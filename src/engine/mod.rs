@@ -28,7 +28,7 @@ use crate::alloc;
 use crate::backend::{Backend, CpuBackend};
 use crate::cancel::CancelToken;
 use crate::device::{FaultyPool, MemoryPool, PoolConfig, SimulatedPool};
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::graph::{share, GraphOptions, Op, SweepGraph};
 use crate::plan::{self, Drift, MemoryProfile, Plan, PlanRequest, PROCESS_BASELINE};
 use crate::sched::{self, Governor, Pacing, Progress, RunLog, SchedOptions};
@@ -111,35 +111,6 @@ impl Engine {
     /// The first device's backend, which speaks for all (they are of one kind).
     fn backend(&self) -> &dyn Backend {
         self.backends[0].as_ref()
-    }
-
-    /// The same engine with out-of-core choices (budgets, prefetch, disk rate, device faults);
-    /// an injected failure must name one of its devices.
-    pub fn with_tiering(mut self, tiering: Tiering) -> Result<Self> {
-        let devices = self.options.graph.devices;
-        if let Some(fault) = &tiering.device.inject_failure {
-            if fault.device() >= devices {
-                return Err(Error::Invalid(format!(
-                    "--inject-device-failure names device {}, but the run has {devices} \
-                     device(s), numbered from 0",
-                    fault.device()
-                )));
-            }
-        }
-        self.tiering = tiering;
-        Ok(self)
-    }
-
-    /// The same engine, whose runs stop cleanly once `cancel` is cancelled.
-    pub fn with_cancel(mut self, cancel: CancelToken) -> Self {
-        self.cancel = cancel;
-        self
-    }
-
-    /// The same engine telling `progress` of every finished task.
-    pub fn with_progress(mut self, progress: Arc<dyn Progress>) -> Self {
-        self.progress = Some(progress);
-        self
     }
 
     /// The options this engine runs with.

@@ -72,12 +72,12 @@ pub fn engine_for(
         disk: PLENTY,
         scratch_dir: scratch.to_path_buf(),
     };
-    Engine::new(options)
-        .unwrap()
-        .with_tiering(Tiering {
+    srcflow::EngineBuilder::new(options)
+        .tiering(Tiering {
             budgets: Some(budgets),
             ..tiering
         })
+        .build()
         .unwrap()
 }
 
