@@ -5,9 +5,8 @@ use crate::backend::{Backend, BackendTensor, DeviceTensor};
 use crate::error::Result;
 use crate::graph::{Cols, KernelValues};
 use crate::kernels;
-use crate::tensor::{AnyTensor, DType, Meter};
+use crate::tensor::{AnyTensor, Array, DType, Meter, C64};
 use crate::test_matrix::test_matrix;
-use num_complex::{Complex32, Complex64};
 
 /// The values of one run's kernels on `backend`, in `dtype`, with sketches drawn from `seed`.
 pub struct BackendValues<'b> {
@@ -28,6 +27,12 @@ impl<'b> BackendValues<'b> {
         }
     }
 
+    /// The complex128 `array` cast to the run's type and uploaded.
+    fn uploaded(&self, array: Array<C64>) -> Result<BackendTensor<'b>> {
+        let host = AnyTensor::from(array).cast(self.dtype);
+        Ok(self.on_backend(self.backend.upload(&host)?))
+    }
+
     /// Each result in `tensors` held by the backend.
     fn all_on_backend(&self, tensors: Vec<DeviceTensor>) -> Vec<BackendTensor<'b>> {
         tensors.into_iter().map(|t| self.on_backend(t)).collect()
@@ -36,22 +41,12 @@ impl<'b> BackendValues<'b> {
 
 impl<'b> KernelValues<BackendTensor<'b>> for BackendValues<'b> {
     fn ones(&self, dims: Vec<usize>) -> Result<BackendTensor<'b>> {
-        let len = dims.iter().product();
-        let ones = AnyTensor::from(crate::tensor::Array::new(
-            dims,
-            vec![Complex64::new(1.0, 0.0); len],
-        )?);
-        Ok(self.on_backend(self.backend.upload(&ones.cast(self.dtype))?))
+        self.uploaded(Array::<C64>::ones(dims))
     }
 
+    /// Ω is drawn in complex128 and cast to the run's type, as [`test_matrix`] casts each draw.
     fn omega(&self, site: usize, up: usize, down: usize, cols: Cols) -> Result<BackendTensor<'b>> {
-        let omega: AnyTensor = match self.dtype {
-            DType::Float32 => test_matrix::<f32>(self.seed, site, up, down, cols).into(),
-            DType::Float64 => test_matrix::<f64>(self.seed, site, up, down, cols).into(),
-            DType::Complex64 => test_matrix::<Complex32>(self.seed, site, up, down, cols).into(),
-            DType::Complex128 => test_matrix::<Complex64>(self.seed, site, up, down, cols).into(),
-        };
-        Ok(self.on_backend(self.backend.upload(&omega)?))
+        self.uploaded(test_matrix::<C64>(self.seed, site, up, down, cols))
     }
 
     fn conj(&self, value: &BackendTensor<'b>) -> Result<BackendTensor<'b>> {
