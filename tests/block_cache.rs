@@ -1,7 +1,7 @@
 //! The block cache as this test binary's global allocator: it reuses freed blocks, hands out
 //! zeroed memory when asked, and unmaps cached blocks rather than pass its cap.
 
-use srcflow::alloc::{resident_bytes, set_cap, stats, BlockCache};
+use srcflow::alloc::{resident_bytes, stats, BlockCache, CapLease};
 
 #[global_allocator]
 static ALLOCATOR: BlockCache = BlockCache;
@@ -26,9 +26,9 @@ fn blocks_are_reused_zeroed_and_released_under_the_cap() {
     let cached_before = stats().cached_bytes;
     assert!(cached_before >= 8 * MB);
     let resident = resident_bytes().expect("Linux reports resident memory");
-    set_cap(Some((resident + 2 * MB) as u64));
+    let lease = CapLease::new(Some((resident + 2 * MB) as u64));
     let other_size = vec![1u8; 5 * MB];
-    set_cap(None);
+    drop(lease);
     assert!(
         stats().unmapped > before.unmapped,
         "a cached block was released for the cap"

@@ -1,5 +1,6 @@
 //! `BlockCache`: the global allocator for large buffers (see the module docs).
 
+use super::cap_lease::cap_in_force;
 use super::resident::resident_bytes;
 use super::size_class::{class_of, class_size, CLASSES, MIN_BLOCK};
 use std::alloc::{GlobalAlloc, Layout, System};
@@ -24,7 +25,6 @@ static FREE: Mutex<FreeLists> = Mutex::new(FreeLists {
 });
 static LIVE: AtomicUsize = AtomicUsize::new(0);
 static CACHED: AtomicUsize = AtomicUsize::new(0);
-static CAP: AtomicUsize = AtomicUsize::new(usize::MAX);
 static MAPPED: AtomicUsize = AtomicUsize::new(0);
 static UNMAPPED: AtomicUsize = AtomicUsize::new(0);
 
@@ -39,14 +39,6 @@ pub struct CacheStats {
     pub mapped: usize,
     /// Cached blocks unmapped so far to stay within the cap.
     pub unmapped: usize,
-}
-
-/// Caps the process's resident memory as far as the cache can: before a new block would take
-/// it past `cap`, cached blocks are unmapped (`None`: no cap). Blocks in use are never touched,
-/// so the cap never fails a request.
-pub fn set_cap(cap: Option<u64>) {
-    let cap = cap.map_or(usize::MAX, |c| usize::try_from(c).unwrap_or(usize::MAX));
-    CAP.store(cap, Ordering::Relaxed);
 }
 
 /// Bytes of large blocks in use and cached now.
@@ -77,7 +69,9 @@ impl BlockCache {
             LIVE.fetch_add(size, Ordering::Relaxed);
             return Some((head as *mut u8, false));
         }
-        let cap = CAP.load(Ordering::Relaxed);
+        // Before a new block takes the process past the cap in force, cached blocks are
+        // unmapped; blocks in use are never touched, so the cap never fails a request.
+        let cap = cap_in_force();
         let mut resident = if cap == usize::MAX {
             0
         } else {

@@ -7,12 +7,15 @@
 //! other sizes cannot reuse the holes (resident memory 30–45 % above the plan measured when
 //! environments spill). [`BlockCache`] maps each large buffer on its own and keeps freed ones,
 //! by size class, for the next buffer of that class; when mapping a new one would take the
-//! process past its cap ([`set_cap`]), cached blocks are unmapped first. The binary installs it
-//! as the global allocator; the library works with any allocator.
+//! process past the cap of the runs under way (each holds a [`CapLease`]), cached blocks are
+//! unmapped first. The binary installs it as the global allocator; the library works with
+//! any allocator.
 
 mod block_cache;
+mod cap_lease;
 mod resident;
 mod size_class;
 
-pub use block_cache::{set_cap, stats, BlockCache, CacheStats};
+pub use block_cache::{stats, BlockCache, CacheStats};
+pub use cap_lease::CapLease;
 pub use resident::resident_bytes;

@@ -250,7 +250,7 @@ impl Engine {
             bonds: std::sync::Mutex::new(vec![0; graph.sites() - 1]),
         };
         let (sched, governor, cap) = self.schedule(graph)?;
-        alloc::set_cap(cap);
+        let lease = alloc::CapLease::new(cap);
         tracing::info!(
             sites = graph.sites(),
             tasks = graph.graph.node_count(),
@@ -259,7 +259,7 @@ impl Engine {
         );
         let (start, blocks) = (Instant::now(), alloc::stats());
         let log = sched::run(graph, &router, sched, governor);
-        alloc::set_cap(None);
+        drop(lease);
         let log = log?;
         let mut report = Report::new(graph, &log, start.elapsed().as_secs_f64(), self.backend());
         report.threads = self.backends.iter().map(|b| b.threads()).sum();
