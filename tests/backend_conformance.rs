@@ -309,6 +309,29 @@ fn slices_and_joins_along_every_axis_undo_each_other() {
 }
 
 #[test]
+fn slices_placed_into_zeros_rebuild_the_tensor_along_every_axis() {
+    on_every_backend(|backend, dtype| {
+        let x = Dense::random(&[4, 3, 5], 5, dtype);
+        let on = x.on(backend, dtype);
+        for axis in 0..3 {
+            let size = x.dims[axis];
+            let mut whole = backend.zeros(x.dims.clone(), dtype).unwrap();
+            let empty = Dense::of(backend, whole.clone());
+            assert!(empty.data.iter().all(|z| z.norm() == 0.0), "zeros in {dtype}");
+            for start in (0..size).rev() {
+                let part = backend.slice(&on, axis, start..start + 1).unwrap();
+                backend.place(&mut whole, axis, start, &part).unwrap();
+            }
+            let rebuilt = Dense::of(backend, whole);
+            assert_close(&rebuilt, &x, dtype, &format!("place along axis {axis}"));
+            let mut small = backend.zeros(vec![2, 3, 5], dtype).unwrap();
+            let too_far = backend.place(&mut small, 0, 1, &backend.slice(&on, 0, 0..2).unwrap());
+            assert!(too_far.is_err(), "a part placed past the end is refused in {dtype}");
+        }
+    });
+}
+
+#[test]
 fn thin_qr_and_svd_factor_tall_and_wide_matrices() {
     on_every_backend(|backend, dtype| {
         for (m, n) in [(9, 4), (4, 9), (6, 6)] {

@@ -69,6 +69,23 @@ fn elements<T: Typed>(tensor: &DeviceTensor) -> Result<&[T]> {
     Ok(array.data())
 }
 
+/// The elements of `tensor`, which a CPU backend made and no other handle shares, to write.
+fn elements_mut<T: Typed>(tensor: &mut DeviceTensor) -> Result<&mut [T]> {
+    let name = format!("{tensor:?}");
+    let host = tensor
+        .memory_mut()
+        .and_then(|m| m.downcast_mut::<AnyTensor>())
+        .and_then(T::unwrap_mut)
+        .ok_or_else(|| {
+            Error::Invalid(format!(
+                "the CPU backend cannot write into {name}: another handle shares it, another \
+                 backend holds it, or it holds other elements than {}",
+                T::DTYPE
+            ))
+        })?;
+    Ok(Arc::make_mut(host).data_mut())
+}
+
 /// A CPU tensor of `dims` over `data`.
 fn tensor_of<T: Typed>(dims: Vec<usize>, data: Vec<T>) -> Result<DeviceTensor> {
     let host = T::wrap(Array::new(dims.clone(), data)?);
@@ -293,6 +310,35 @@ impl Backend for CpuBackend {
                 }
             }
             tensor_of::<T>(dims, data)
+        })
+    }
+
+    fn zeros(&self, dims: Vec<usize>, dtype: DType) -> Result<DeviceTensor> {
+        self.upload(&AnyTensor::zeros(dtype, dims))
+    }
+
+    fn place(
+        &self,
+        whole: &mut DeviceTensor,
+        axis: usize,
+        start: usize,
+        part: &DeviceTensor,
+    ) -> Result<()> {
+        let (outer, size, inner) = around(whole.dims(), axis);
+        let run = part.dims()[axis] * inner;
+        if part.len() != outer * run || start + part.dims()[axis] > size {
+            return Err(Error::Invalid(format!(
+                "cannot place {part:?} at {start} along axis {axis} of {whole:?}"
+            )));
+        }
+        for_dtype!(whole.dtype(), T => {
+            let from = elements::<T>(part)?;
+            let to = elements_mut::<T>(whole)?;
+            for o in 0..outer {
+                let at = (o * size + start) * inner;
+                to[at..at + run].copy_from_slice(&from[o * run..(o + 1) * run]);
+            }
+            Ok(())
         })
     }
 }

@@ -60,6 +60,11 @@ impl DeviceTensor {
     pub fn memory(&self) -> &Arc<dyn Any + Send + Sync> {
         &self.memory
     }
+
+    /// The backend's memory to write into, when no other handle shares it.
+    pub fn memory_mut(&mut self) -> Option<&mut (dyn Any + Send + Sync)> {
+        Arc::get_mut(&mut self.memory)
+    }
 }
 
 impl fmt::Debug for DeviceTensor {

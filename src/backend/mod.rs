@@ -84,4 +84,15 @@ pub trait Backend: Send + Sync {
     ) -> Result<DeviceTensor>;
     /// `parts` (alike but along `axis`) joined along `axis`.
     fn join(&self, parts: &[DeviceTensor], axis: usize) -> Result<DeviceTensor>;
+    /// A tensor of `dims` and `dtype`, every element zero.
+    fn zeros(&self, dims: Vec<usize>, dtype: DType) -> Result<DeviceTensor>;
+    /// Writes `part` (alike `whole` but along `axis`) into `whole` from entry `start` of
+    /// `axis` on: how slices of a half-batch output fill the output allocated once.
+    fn place(
+        &self,
+        whole: &mut DeviceTensor,
+        axis: usize,
+        start: usize,
+        part: &DeviceTensor,
+    ) -> Result<()>;
 }

@@ -2,35 +2,44 @@
 //! host, parts joined by all-gathers, sketch blocks gathered for the QR and basis rows
 //! scattered for the projection. What each does to a tensor; the backend makes the copies.
 
+use crate::backend::{Backend, DeviceTensor};
 use crate::error::{Error, Result};
 use crate::graph::{share, DataId, Op, Shared, SweepGraph, Task};
 use crate::tensor::AnyTensor;
 
-/// The tensor `task` (an upload of a part, an all-gather, a gather or a scatter) puts on its
-/// device, from its `inputs` (in the task's input order).
-pub fn collect(graph: &SweepGraph, task: &Task, inputs: &[AnyTensor]) -> Result<AnyTensor> {
-    let output = task.outputs[0];
-    match (task.op, output) {
-        (
-            Op::UploadPart,
-            DataId::Part {
-                device,
-                of: Shared::Core { site, pass, .. },
-            },
-        ) => {
-            let flat = flatten(&inputs[0]);
-            let cut = share(flat.shape()[0], graph.core_readers(site, pass), device);
+/// The part of the host core `core` that `task` (an upload of a part) puts on its device: the
+/// device's share of the core's elements, cut on the host so that only it is copied.
+pub fn upload_part(graph: &SweepGraph, task: &Task, core: &AnyTensor) -> Result<AnyTensor> {
+    match task.outputs[0] {
+        DataId::Part {
+            device,
+            of: Shared::Core { site, pass, .. },
+        } => {
+            let len = core.shape().iter().product();
+            let flat = core.clone().reshape(vec![len]);
+            let cut = share(len, graph.core_readers(site, pass), device);
             Ok(flat.leading_rows(cut.start..cut.end))
         }
-        (Op::AllGather, DataId::Replica { of, .. }) => all_gather(graph, task, of, inputs),
+        _ => Err(not_a_move(task)),
+    }
+}
+
+/// The tensor `task` (an all-gather, a gather or a scatter) puts on its device, from its
+/// `inputs` (in the task's input order, already on the task's `backend`).
+pub fn collect(
+    graph: &SweepGraph,
+    task: &Task,
+    backend: &dyn Backend,
+    inputs: &[DeviceTensor],
+) -> Result<DeviceTensor> {
+    match (task.op, task.outputs[0]) {
+        (Op::AllGather, DataId::Replica { of, .. }) => all_gather(graph, task, backend, of, inputs),
         (Op::Gather, _) => Ok(inputs[0].clone()),
         (Op::Scatter, _) => {
             let rows = graph.device_rows(task.site, task.device);
-            Ok(inputs[0].leading_rows(rows.start..rows.end))
+            backend.slice(&inputs[0], 0, rows.start..rows.end)
         }
-        _ => Err(Error::Invalid(format!(
-            "task {task} is not a move between devices"
-        ))),
+        _ => Err(not_a_move(task)),
     }
 }
 
@@ -39,27 +48,27 @@ pub fn collect(graph: &SweepGraph, task: &Task, inputs: &[AnyTensor]) -> Result<
 fn all_gather(
     graph: &SweepGraph,
     task: &Task,
+    backend: &dyn Backend,
     of: Shared,
-    parts: &[AnyTensor],
-) -> Result<AnyTensor> {
+    parts: &[DeviceTensor],
+) -> Result<DeviceTensor> {
     match of {
         Shared::Core { layer, site, .. } => {
-            let rows: Vec<AnyTensor> = parts
-                .iter()
-                .map(|p| p.clone().reshape(vec![1, p.shape()[0]]))
-                .collect();
+            let flat = backend.join(parts, 0)?;
             let shape = graph.stack.layers[layer].cores[site].to_vec();
-            Ok(AnyTensor::join_trailing(&rows).reshape(shape))
+            Ok(flat.reshaped(shape))
         }
-        Shared::Proj { .. } => Ok(AnyTensor::join_trailing(parts)),
+        Shared::Proj { .. } => {
+            let last = parts[0].dims().len() - 1;
+            backend.join(parts, last)
+        }
         _ => Err(Error::Invalid(format!(
             "task {task} all-gathers a value that has no parts"
         ))),
     }
 }
 
-/// `tensor` as a vector of its elements.
-fn flatten(tensor: &AnyTensor) -> AnyTensor {
-    let len = tensor.shape().iter().product();
-    tensor.clone().reshape(vec![len])
+/// The error for a task that is not a move between devices.
+fn not_a_move(task: &Task) -> Error {
+    Error::Invalid(format!("task {task} is not a move between devices"))
 }

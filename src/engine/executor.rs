@@ -2,14 +2,14 @@
 //! with the device blocks the scheduler allocated for it.
 
 use super::backend_values::BackendValues;
-use super::output_slots::OutputSlots;
+use super::output_slots::{OutputSlots, SlicePlace};
 use super::{collective, CoreSink, CoreSource};
-use crate::backend::{Backend, BackendTensor};
+use crate::backend::{Backend, BackendTensor, DeviceTensor};
 use crate::device::{Block, DeviceFault};
 use crate::error::{Error, Result};
 use crate::graph::{Cols, Op, SweepGraph, Task};
 use crate::sched::Executor;
-use crate::store::{DiskTier, Value};
+use crate::store::{DiskTier, InMemory, Value};
 use crate::tensor::{AnyTensor, Meter};
 use crate::Tier;
 use std::sync::{Arc, Mutex};
@@ -37,10 +37,10 @@ impl Executor for TaskRouter<'_> {
         match task.op {
             Op::ReadSite { layer, .. } => {
                 let core = self.source.read(layer, task.site)?;
-                Ok(vec![on_device(core.cast(self.graph.dtype), blocks)])
+                Ok(vec![self.placed(task, core.cast(self.graph.dtype), blocks)?])
             }
             Op::WriteSite => {
-                let core = train_form(&inputs[0].in_memory(task)?);
+                let core = train_form(&self.on_host(task, &inputs[0])?);
                 if let Some(bond) = self.lock_bonds().get_mut(task.site) {
                     *bond = core.shape()[1];
                 }
@@ -48,41 +48,42 @@ impl Executor for TaskRouter<'_> {
                 Ok(vec![])
             }
             Op::StoreDraft => {
-                let core = train_form(&inputs[0].in_memory(task)?);
+                let core = train_form(&self.on_host(task, &inputs[0])?);
                 self.sink.keep_draft(task.site, core)?;
                 Ok(vec![Value::InSink])
             }
             Op::LoadDraft => {
                 let core = self.sink.take_draft(task.site)?;
-                Ok(vec![on_device(basis_form(core), blocks)])
+                Ok(vec![self.placed(task, basis_form(core), blocks)?])
             }
             Op::Spill { to: Tier::Disk } => {
-                let file = self.disk()?.write(task, &inputs[0].in_memory(task)?)?;
+                let file = self.disk()?.write(task, &self.on_host(task, &inputs[0])?)?;
                 Ok(vec![Value::File(Arc::new(file))])
             }
             Op::Fetch { from: Tier::Disk } => {
                 let tensor = self.disk()?.read(&*inputs[0].on_disk(task)?)?;
-                Ok(vec![Value::tensor(tensor)])
+                Ok(vec![Value::Host(tensor)])
             }
-            Op::Spill { .. } => {
-                let tensor = self.through_device(task, &inputs[0].in_memory(task)?)?;
-                Ok(vec![Value::tensor(tensor)])
-            }
+            Op::Spill { .. } => Ok(vec![Value::Host(self.on_host(task, &inputs[0])?)]),
             Op::Fetch { .. } => {
-                let tensor = self.through_device(task, &inputs[0].in_memory(task)?)?;
-                Ok(vec![on_device(tensor, blocks)])
+                let tensor = self.on_host(task, &inputs[0])?;
+                Ok(vec![self.placed(task, tensor, blocks)?])
             }
-            Op::UploadPart | Op::AllGather | Op::Gather | Op::Scatter => {
-                let tensors = self.in_memory(task, &inputs)?;
-                let moved = collective::collect(self.graph, task, &tensors)?;
-                let copy = self.through_device(task, &moved)?;
-                Ok(vec![on_device(copy, blocks)])
+            Op::UploadPart => {
+                let core = self.on_host(task, &inputs[0])?;
+                let part = collective::upload_part(self.graph, task, &core)?;
+                Ok(vec![self.placed(task, part, blocks)?])
+            }
+            Op::AllGather | Op::Gather | Op::Scatter => {
+                let tensors = self.on_backend(task, &inputs)?;
+                let moved = collective::collect(self.graph, task, self.backend(task), &tensors)?;
+                Ok(vec![self.kept(task, moved, blocks.into_iter().next())?])
             }
             _ => {
                 if let Some(fault) = &self.fault {
                     fault.on_task(task)?;
                 }
-                let tensors = self.in_memory(task, &inputs)?;
+                let tensors = self.on_backend(task, &inputs)?;
                 match (task.within, task.cols) {
                     (Some(within), Some(cols)) => {
                         self.compute_slice(task, tensors, blocks, within, cols)
@@ -111,15 +112,55 @@ impl TaskRouter<'_> {
         })
     }
 
-    /// `tensor` uploaded to the device of `task` and downloaded again (values are host
-    /// arrays between tasks; where device memory is host memory, neither copies).
-    fn through_device(&self, task: &Task, tensor: &AnyTensor) -> Result<AnyTensor> {
-        let backend = self.backend(task);
-        backend.download(backend.upload(tensor)?)
+    /// The backend of the device `task` runs on.
+    fn backend(&self, task: &Task) -> &dyn Backend {
+        self.backends[task.device].as_ref()
     }
 
-    /// Runs the kernel of compute task `task` on `inputs` on its device's backend.
-    fn run_kernel(&self, task: &Task, inputs: Vec<AnyTensor>) -> Result<Vec<AnyTensor>> {
+    /// The tensor of `value` in host memory: downloaded from its device if it is on one.
+    fn on_host(&self, task: &Task, value: &Value) -> Result<AnyTensor> {
+        match value.in_memory(task)? {
+            InMemory::Host(tensor) => Ok(tensor.clone()),
+            InMemory::Device(v) => self.backends[v.device].download(v.tensor.clone()),
+        }
+    }
+
+    /// The tensors of `values` on the device of `task`: uploaded from the host, or copied
+    /// through the host from another device, where they are not there yet.
+    fn on_backend(&self, task: &Task, values: &[Value]) -> Result<Vec<DeviceTensor>> {
+        values
+            .iter()
+            .map(|value| match value.in_memory(task)? {
+                InMemory::Device(v) if v.device == task.device => Ok(v.tensor.clone()),
+                _ => self.backend(task).upload(&self.on_host(task, value)?),
+            })
+            .collect()
+    }
+
+    /// The host tensor `tensor` as the output of `task`: uploaded to its device into the
+    /// first of `blocks`, or kept on the host when the task allocated none.
+    fn placed(&self, task: &Task, tensor: AnyTensor, blocks: Vec<Block>) -> Result<Value> {
+        match blocks.into_iter().next() {
+            Some(block) => {
+                let tensor = self.backend(task).upload(&tensor)?;
+                Ok(Value::on_device(task.device, tensor, block))
+            }
+            None => Ok(Value::Host(tensor)),
+        }
+    }
+
+    /// The device tensor `tensor` as an output of `task`: kept on its device with `block`, or
+    /// downloaded to the host when the task allocated none for it.
+    fn kept(&self, task: &Task, tensor: DeviceTensor, block: Option<Block>) -> Result<Value> {
+        match block {
+            Some(block) => Ok(Value::on_device(task.device, tensor, block)),
+            None => Ok(Value::Host(self.backend(task).download(tensor)?)),
+        }
+    }
+
+    /// Runs the kernel of compute task `task` on `inputs` (on its device) in its backend's
+    /// context.
+    fn run_kernel(&self, task: &Task, inputs: Vec<DeviceTensor>) -> Result<Vec<DeviceTensor>> {
         let mut outputs = None;
         let mut work = || outputs = Some(self.kernel_on_backend(task, &inputs));
         self.backend(task).within(&mut work);
@@ -127,7 +168,7 @@ impl TaskRouter<'_> {
     }
 
     /// [`Self::run_kernel`] within its backend's context.
-    fn kernel_on_backend(&self, task: &Task, inputs: &[AnyTensor]) -> Result<Vec<AnyTensor>> {
+    fn kernel_on_backend(&self, task: &Task, inputs: &[DeviceTensor]) -> Result<Vec<DeviceTensor>> {
         let backend = self.backend(task);
         let dtype = self.graph.dtype;
         let inputs = inputs
@@ -139,8 +180,10 @@ impl TaskRouter<'_> {
                         input.dtype()
                     )));
                 }
-                let tensor = backend.upload(input)?;
-                Ok(BackendTensor { backend, tensor })
+                Ok(BackendTensor {
+                    backend,
+                    tensor: input.clone(),
+                })
             })
             .collect::<Result<Vec<_>>>()?;
         let values = BackendValues {
@@ -151,38 +194,22 @@ impl TaskRouter<'_> {
         let outputs = self
             .graph
             .run_kernel(task, inputs, &values, &mut Meter::default())?;
-        outputs
-            .into_iter()
-            .map(|output| backend.download(output.tensor))
-            .collect()
-    }
-
-    /// The backend of the device `task` runs on.
-    fn backend(&self, task: &Task) -> &dyn Backend {
-        self.backends[task.device].as_ref()
-    }
-
-    /// The tensors of `inputs`, which must be in memory.
-    fn in_memory(&self, task: &Task, inputs: &[Value]) -> Result<Vec<AnyTensor>> {
-        inputs.iter().map(|v| v.in_memory(task)).collect()
+        Ok(outputs.into_iter().map(|output| output.tensor).collect())
     }
 
     /// Runs a whole kernel: its outputs keep their blocks, its workspace is freed after it.
     fn compute(
         &self,
         task: &Task,
-        inputs: Vec<AnyTensor>,
+        inputs: Vec<DeviceTensor>,
         blocks: Vec<Block>,
     ) -> Result<Vec<Value>> {
         let mut blocks = blocks.into_iter();
         let outputs = self.run_kernel(task, inputs)?;
-        Ok(outputs
+        outputs
             .into_iter()
-            .map(|tensor| match blocks.next() {
-                Some(block) => Value::on_device(tensor, block),
-                None => Value::tensor(tensor),
-            })
-            .collect())
+            .map(|tensor| self.kept(task, tensor, blocks.next()))
+            .collect()
     }
 
     /// Runs a half-batch node over `cols` of the batch `within`: its batched input is cut to
@@ -192,7 +219,7 @@ impl TaskRouter<'_> {
     fn compute_slice(
         &self,
         task: &Task,
-        mut inputs: Vec<AnyTensor>,
+        mut inputs: Vec<DeviceTensor>,
         mut blocks: Vec<Block>,
         within: Cols,
         cols: Cols,
@@ -201,18 +228,22 @@ impl TaskRouter<'_> {
         if !self.slots.is_open(&output) {
             self.slots.open(output, blocks.remove(0));
         }
+        let backend = self.backend(task);
         let rows = cols.start - within.start..cols.end - within.start;
         for (input, id) in inputs.iter_mut().zip(&task.inputs) {
             if task.slices_input(id) {
-                *input = input.leading_rows(rows.clone());
+                *input = backend.slice(input, 0, rows.clone())?;
             }
         }
         let part = self.run_kernel(task, inputs)?.remove(0);
         drop(blocks);
-        let axis = task.op.slice_axis();
-        let whole = self
-            .slots
-            .write(output, axis, rows.start, within.len(), &part);
+        let place = SlicePlace {
+            device: task.device,
+            axis: task.op.slice_axis(),
+            start: rows.start,
+            total: within.len(),
+        };
+        let whole = self.slots.write(output, place, &part, backend)?;
         Ok(whole.into_iter().collect())
     }
 }
@@ -226,12 +257,4 @@ fn train_form(basis: &AnyTensor) -> AnyTensor {
 /// An output core in train form `[l, r, u, d]` turned to basis form.
 fn basis_form(core: AnyTensor) -> AnyTensor {
     core.permute(&[0, 2, 3, 1])
-}
-
-/// A tensor on the device holding the first of `blocks` (a plain value when there is none).
-fn on_device(tensor: AnyTensor, blocks: Vec<Block>) -> Value {
-    match blocks.into_iter().next() {
-        Some(block) => Value::on_device(tensor, block),
-        None => Value::tensor(tensor),
-    }
 }

@@ -1,10 +1,11 @@
 //! `OutputSlots`: the outputs half-batch nodes write their slices into, allocated once by the
 //! first slice so that joining the slices allocates nothing.
 
+use crate::backend::{Backend, DeviceTensor};
 use crate::device::Block;
+use crate::error::Result;
 use crate::graph::{DataId, SliceAxis};
 use crate::store::Value;
-use crate::tensor::AnyTensor;
 use std::collections::HashMap;
 use std::sync::Mutex;
 
@@ -17,8 +18,20 @@ pub(super) struct OutputSlots {
 /// One output: its device block, its rows so far and how many rows are in.
 struct Slot {
     block: Block,
-    tensor: Option<AnyTensor>,
+    tensor: Option<DeviceTensor>,
     written: usize,
+}
+
+/// Where a slice goes in the output of its half-batch node.
+pub(super) struct SlicePlace {
+    /// The device the output lives on.
+    pub device: usize,
+    /// The axis the slices cut.
+    pub axis: SliceAxis,
+    /// The slice's first entry along that axis.
+    pub start: usize,
+    /// Entries of the whole output along that axis.
+    pub total: usize,
 }
 
 impl OutputSlots {
@@ -37,38 +50,37 @@ impl OutputSlots {
         self.lock().insert(id, slot);
     }
 
-    /// Writes `part` into the output `id`, whose `axis` has `total` entries, from entry
-    /// `start` on; returns the whole output once every entry is in.
+    /// Writes `part` into the output `id` where `place` says, with `backend` (which holds
+    /// both); returns the whole output once every entry is in.
     pub fn write(
         &self,
         id: DataId,
-        axis: SliceAxis,
-        start: usize,
-        total: usize,
-        part: &AnyTensor,
-    ) -> Option<Value> {
+        place: SlicePlace,
+        part: &DeviceTensor,
+        backend: &dyn Backend,
+    ) -> Result<Option<Value>> {
         let mut slots = self.lock();
         let slot = slots.get_mut(&id).expect("the slice opened its output");
-        let index = match axis {
+        let axis = match place.axis {
             SliceAxis::Leading => 0,
-            SliceAxis::Trailing => part.shape().len() - 1,
+            SliceAxis::Trailing => part.dims().len() - 1,
         };
-        let tensor = slot.tensor.get_or_insert_with(|| {
-            let mut shape = part.shape().to_vec();
-            shape[index] = total;
-            AnyTensor::zeros(part.dtype(), shape)
-        });
-        match axis {
-            SliceAxis::Leading => tensor.put_leading_rows(start, part),
-            SliceAxis::Trailing => tensor.put_trailing_columns(start, part),
-        }
-        slot.written += part.shape()[index];
-        if slot.written < total {
-            return None;
+        let tensor = match &mut slot.tensor {
+            Some(tensor) => tensor,
+            empty => {
+                let mut dims = part.dims().to_vec();
+                dims[axis] = place.total;
+                empty.insert(backend.zeros(dims, part.dtype())?)
+            }
+        };
+        backend.place(tensor, axis, place.start, part)?;
+        slot.written += part.dims()[axis];
+        if slot.written < place.total {
+            return Ok(None);
         }
         let slot = slots.remove(&id).expect("present");
         let tensor = slot.tensor.expect("written");
-        Some(Value::on_device(tensor, slot.block))
+        Ok(Some(Value::on_device(place.device, tensor, slot.block)))
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<DataId, Slot>> {

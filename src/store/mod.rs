@@ -15,7 +15,7 @@ pub use fault::DiskFault;
 pub use scratch::{clean_stale, ScratchDir};
 pub use spill_file::SpillFile;
 pub use throttle::Throttle;
-pub use value::Value;
+pub use value::{DeviceValue, InMemory, Value};
 
 use crate::graph::{DataId, SweepGraph, Task};
 use crate::Tier;

@@ -1,16 +1,19 @@
-//! `Value`: what flows along a graph edge — a tensor in memory or a spilled file.
+//! `Value`: what flows along a graph edge — a tensor in host or device memory, or a spilled file.
 
 use super::SpillFile;
+use crate::backend::DeviceTensor;
 use crate::device::Block;
 use crate::error::{Error, Result};
 use crate::tensor::AnyTensor;
 use std::sync::Arc;
 
-/// A value held by the store: a tensor (device or host memory) or a file on the scratch disk.
+/// A value held by the store, owned by the tier that holds it.
 #[derive(Clone, Debug)]
 pub enum Value {
-    /// A tensor in memory, with the device block it holds when it lives on the device.
-    Memory(AnyTensor, Option<Arc<Block>>),
+    /// A tensor in host memory.
+    Host(AnyTensor),
+    /// A tensor in one device's memory, in the form its backend made it.
+    Device(DeviceValue),
     /// A tensor written to a scratch file (removed when the last handle drops).
     File(Arc<SpillFile>),
     /// A value of a simulated run: only its size (and its device block, if on the device).
@@ -19,15 +22,34 @@ pub enum Value {
     InSink,
 }
 
-impl Value {
-    /// Wraps a tensor in host memory.
-    pub fn tensor(tensor: AnyTensor) -> Self {
-        Value::Memory(tensor, None)
-    }
+/// A tensor on a device with the block of the device's pool that accounts for its memory: the
+/// memory and its lease are given back together, when the last handle drops.
+#[derive(Clone, Debug)]
+pub struct DeviceValue {
+    /// The device whose backend holds the tensor.
+    pub device: usize,
+    /// The tensor, in that backend's memory.
+    pub tensor: DeviceTensor,
+    /// Held, never read: the last handle's drop gives the block back with the memory.
+    _block: Arc<Block>,
+}
 
-    /// Wraps a tensor on the device, holding its block until the last handle drops.
-    pub fn on_device(tensor: AnyTensor, block: Block) -> Self {
-        Value::Memory(tensor, Some(Arc::new(block)))
+/// Where a value in memory is: what a task reads before it computes or copies.
+pub enum InMemory<'a> {
+    /// In host memory.
+    Host(&'a AnyTensor),
+    /// On a device.
+    Device(&'a DeviceValue),
+}
+
+impl Value {
+    /// `tensor` on `device`, holding `block` until the last handle drops.
+    pub fn on_device(device: usize, tensor: DeviceTensor, block: Block) -> Self {
+        Value::Device(DeviceValue {
+            device,
+            tensor,
+            _block: Arc::new(block),
+        })
     }
 
     /// A simulated value of `bytes`, holding `block` if it lives on the device.
@@ -38,17 +60,19 @@ impl Value {
     /// Bytes it occupies on its tier.
     pub fn bytes(&self) -> u64 {
         match self {
-            Value::Memory(t, _) => t.bytes(),
+            Value::Host(t) => t.bytes(),
+            Value::Device(v) => v.tensor.bytes(),
             Value::File(f) => f.bytes(),
             Value::Modelled(bytes, _) => *bytes,
             Value::InSink => 0,
         }
     }
 
-    /// The tensor, or an error naming `what` if it is still on disk.
-    pub fn in_memory(&self, what: &dyn std::fmt::Display) -> Result<AnyTensor> {
+    /// The tensor, in host or device memory, or an error naming `what` if it is elsewhere.
+    pub fn in_memory(&self, what: &dyn std::fmt::Display) -> Result<InMemory<'_>> {
         match self {
-            Value::Memory(t, _) => Ok(t.clone()),
+            Value::Host(t) => Ok(InMemory::Host(t)),
+            Value::Device(v) => Ok(InMemory::Device(v)),
             Value::File(f) => Err(Error::Invalid(format!(
                 "{what} needs {} in memory, found it on disk",
                 f.path().display()
@@ -62,7 +86,7 @@ impl Value {
     pub fn on_disk(&self, what: &dyn std::fmt::Display) -> Result<Arc<SpillFile>> {
         match self {
             Value::File(f) => Ok(Arc::clone(f)),
-            Value::Memory(..) => Err(Error::Invalid(format!(
+            Value::Host(..) | Value::Device(..) => Err(Error::Invalid(format!(
                 "{what} reads a spilled file, found a tensor in memory"
             ))),
             Value::Modelled(..) => Err(modelled(what)),

@@ -51,6 +51,8 @@ pub trait Typed: Scalar {
     fn wrap(array: Array<Self>) -> AnyTensor;
     /// The shared array, if `any` holds this type.
     fn unwrap(any: &AnyTensor) -> Option<&Arc<Array<Self>>>;
+    /// The shared array to change, if `any` holds this type.
+    fn unwrap_mut(any: &mut AnyTensor) -> Option<&mut Arc<Array<Self>>>;
 }
 
 macro_rules! typed {
@@ -60,6 +62,12 @@ macro_rules! typed {
                 AnyTensor::$variant(Arc::new(array))
             }
             fn unwrap(any: &AnyTensor) -> Option<&Arc<Array<Self>>> {
+                match any {
+                    AnyTensor::$variant(a) => Some(a),
+                    _ => None,
+                }
+            }
+            fn unwrap_mut(any: &mut AnyTensor) -> Option<&mut Arc<Array<Self>>> {
                 match any {
                     AnyTensor::$variant(a) => Some(a),
                     _ => None,
