@@ -168,7 +168,7 @@ fn out_of_range_cutoffs_and_oversampling_are_refused_by_name() {
                 },
                 ..Options::new(4)
             },
-            "--cutoff",
+            "`GraphOptions::cutoff`",
         ),
         (
             Options {
@@ -178,7 +178,7 @@ fn out_of_range_cutoffs_and_oversampling_are_refused_by_name() {
                 },
                 ..Options::new(4)
             },
-            "--cutoff",
+            "`GraphOptions::cutoff`",
         ),
         (
             Options {
@@ -188,7 +188,7 @@ fn out_of_range_cutoffs_and_oversampling_are_refused_by_name() {
                 },
                 ..Options::new(4)
             },
-            "--oversample",
+            "`GraphOptions::oversample`",
         ),
         (
             Options {
@@ -198,7 +198,7 @@ fn out_of_range_cutoffs_and_oversampling_are_refused_by_name() {
                 },
                 ..Options::new(4)
             },
-            "--oversample",
+            "`GraphOptions::oversample`",
         ),
     ] {
         let message = Engine::new(options).err().unwrap().to_string();

@@ -7,6 +7,7 @@ mod default_run;
 mod device_args;
 mod device_list;
 mod distance;
+mod flag_names;
 mod gen;
 mod graph;
 mod machine_calibration;
@@ -85,7 +86,7 @@ pub fn main() -> ExitCode {
     match outcome {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("srcflow: error: {e}");
+            eprintln!("srcflow: error: {}", flag_names::with_flag_names(&e.to_string()));
             match e {
                 srcflow::Error::Interrupted => ExitCode::from(130),
                 _ => ExitCode::FAILURE,

@@ -34,7 +34,7 @@ impl DeviceFault {
             device: self.device,
             task: task.to_string(),
             reason: format!(
-                "injected failure (--inject-device-failure {}:{})",
+                "injected failure (`DeviceOptions::inject_failure` {}:{})",
                 self.device, self.nth
             ),
         })

@@ -72,7 +72,7 @@ impl PoolUsage {
 pub struct OutOfMemory {
     /// The pool then.
     pub usage: PoolUsage,
-    /// True when `--inject-oom` made it fail.
+    /// True when an injected fault (`DeviceOptions::inject_oom`) made it fail.
     pub injected: bool,
 }
 
@@ -83,7 +83,7 @@ impl OutOfMemory {
         if let crate::Error::OutOfMemory { why, injected, .. } = &mut error {
             *injected = self.injected;
             if self.injected {
-                *why = " (injected by --inject-oom)".into();
+                *why = " (injected by `DeviceOptions::inject_oom`)".into();
             }
         }
         error

@@ -68,8 +68,8 @@ impl SimulatedPool {
             let segments = config.capacity.map(|c| c / piece);
             if segments.is_none_or(|n| n > MAX_FRAGMENTS) {
                 return Err(crate::Error::Invalid(format!(
-                    "--fragment {piece} would cut the device into {} segments; at most \
-                     {MAX_FRAGMENTS}: give a larger size or a smaller --device-memory",
+                    "`DeviceOptions::fragment` {piece} would cut the device into {} segments; at most \
+                     {MAX_FRAGMENTS}: give a larger size or a smaller `Budgets::device`",
                     segments.map_or("unlimited".into(), |n| n.to_string())
                 )));
             }
@@ -361,7 +361,7 @@ mod tests {
         })
         .err()
         .unwrap();
-        assert!(err.to_string().contains("--fragment"), "{err}");
+        assert!(err.to_string().contains("`DeviceOptions::fragment`"), "{err}");
     }
 
     #[test]

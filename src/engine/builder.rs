@@ -125,7 +125,7 @@ impl EngineBuilder {
         if let Some(fault) = &self.tiering.device.inject_failure {
             if fault.device() >= devices {
                 return Err(Error::Invalid(format!(
-                    "--inject-device-failure names device {}, but the run has {devices} \
+                    "`DeviceOptions::inject_failure` names device {}, but the run has {devices} \
                      device(s), numbered from 0",
                     fault.device()
                 )));

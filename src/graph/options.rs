@@ -45,28 +45,28 @@ impl GraphOptions {
     pub fn check(&self) -> Result<()> {
         if self.chi_out == 0 {
             return Err(Error::Invalid(
-                "--chi-out must be at least 1, found 0".into(),
+                "`GraphOptions::chi_out` must be at least 1, found 0".into(),
             ));
         }
         if self.batch_cols == Some(0) {
             return Err(Error::Invalid(
-                "the batch size must be at least 1 column, found 0".into(),
+                "`GraphOptions::batch_cols` must be at least 1, found 0".into(),
             ));
         }
         if !(0.0..1.0).contains(&self.cutoff) {
             return Err(Error::Invalid(format!(
-                "--cutoff must be in [0, 1), found {}",
+                "`GraphOptions::cutoff` must be in [0, 1), found {}",
                 self.cutoff
             )));
         }
         if self.devices == 0 {
             return Err(Error::Invalid(
-                "--devices must be at least 1, found 0".into(),
+                "`GraphOptions::devices` must be at least 1, found 0".into(),
             ));
         }
         if !(self.oversample.is_finite() && self.oversample >= 1.0) {
             return Err(Error::Invalid(format!(
-                "--oversample must be a finite factor of at least 1, found {}",
+                "`GraphOptions::oversample` must be a finite factor of at least 1, found {}",
                 self.oversample
             )));
         }
@@ -82,7 +82,7 @@ impl GraphOptions {
         let complex = stack.layers.iter().find(|l| l.dtype.is_complex());
         match complex {
             Some(layer) if !forced.is_complex() => Err(Error::Invalid(format!(
-                "--dtype {forced} would drop the imaginary parts of layer '{}' ({}); use {}",
+                "`GraphOptions::dtype` {forced} would drop the imaginary parts of layer '{}' ({}); use {}",
                 layer.name,
                 layer.dtype,
                 if forced.is_double() {

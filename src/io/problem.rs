@@ -70,7 +70,7 @@ impl ProblemDir {
         if self.orientation != Orientation::Bra {
             let kinds: Vec<&str> = self.shape.layers.iter().map(|l| l.kind.name()).collect();
             return Err(Error::Invalid(format!(
-                "--conj conjugates the MPS of a bra stack (an MPS first, then MPOs), but {} lists [{}]",
+                "`ProblemDir::conjugating_bra` conjugates the MPS of a bra stack (an MPS first, then MPOs), but {} lists [{}]",
                 self.dir.join("manifest.json").display(),
                 kinds.join(", ")
             )));

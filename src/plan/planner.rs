@@ -213,15 +213,15 @@ fn demote_oldest(
 
 /// The refusal of a problem that cannot fit a budget: where, how much, and what to change.
 fn shortfall(tier: &str, peak: Peak, budget: u64, what: &str) -> Refusal {
-    let flag = match tier {
-        "device" => "--device-memory",
-        "host" => "--host-memory",
-        _ => "--disk-space",
+    let setting = match tier {
+        "device" => "`Budgets::device`",
+        "host" => "`Budgets::host`",
+        _ => "`Budgets::disk`",
     };
     let error = Error::Invalid(format!(
         "the problem does not fit: at site {} ({} kernel) the {what} needs {}, {} more than \
          the budget of {}, even with every environment that can move off it moved and the \
-         batch as small as it helps; raise {flag} or lower --chi-out",
+         batch as small as it helps; raise {setting} or lower `GraphOptions::chi_out`",
         peak.site,
         peak.kernel,
         ByteSize(peak.bytes),

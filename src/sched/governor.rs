@@ -301,7 +301,7 @@ impl Governor {
         event.injected = injected;
         if self.failures_in_a_row >= WATCHDOG_ATTEMPTS {
             let last = if injected {
-                ", the last injected by --inject-oom"
+                ", the last injected by `DeviceOptions::inject_oom`"
             } else {
                 ""
             };
@@ -346,7 +346,7 @@ impl Governor {
             return Ok(true);
         }
         let request = self.request(graph, task);
-        let why = " (nothing else running can free memory; lower --batch-cols or the budgets)";
+        let why = " (nothing else running can free memory; lower `GraphOptions::batch_cols` or the budgets)";
         Err(out_of_memory(
             task,
             request.total(),
