@@ -5,6 +5,7 @@
 //! A backend that this build or this machine lacks is reported on standard error as not run.
 
 use srcflow::backend::{Backend, BackendTensor, CpuBackend, DeviceTensor, Gemm};
+use srcflow::device::PoolConfig;
 use srcflow::engine::BackendValues;
 use srcflow::gen::{random_mpo, random_mps};
 use srcflow::graph::{GraphOptions, Op, SweepGraph, Task};
@@ -329,6 +330,24 @@ fn slices_placed_into_zeros_rebuild_the_tensor_along_every_axis() {
             assert!(too_far.is_err(), "a part placed past the end is refused in {dtype}");
         }
     });
+}
+
+#[test]
+fn the_memory_pool_keeps_to_its_capacity_and_frees_what_is_dropped() {
+    for backend in backends() {
+        let config = PoolConfig {
+            capacity: Some(1 << 20),
+            fragment: None,
+        };
+        let pool = backend.memory_pool(config).unwrap();
+        let block = pool.allocate(600 << 10).unwrap();
+        assert!(block.bytes() >= 600 << 10);
+        assert!(!pool.fits(&[600 << 10]), "{} has no room left", backend.name());
+        assert!(pool.allocate(600 << 10).is_err());
+        drop(block);
+        assert_eq!(pool.usage().allocated, 0);
+        assert!(pool.fits(&[600 << 10]), "a dropped block is free again");
+    }
 }
 
 #[test]

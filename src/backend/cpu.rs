@@ -2,6 +2,7 @@
 //! pool of its own (each device of a run keeps its own pool; nothing is set globally).
 
 use super::{Backend, DeviceTensor, Gemm};
+use crate::device::{MemoryPool, PoolConfig, SimulatedPool};
 use crate::error::{Error, Result};
 use crate::tensor::matrix;
 use crate::tensor::{permute_elements, AnyTensor, Array, DType, Scalar, Typed};
@@ -164,6 +165,12 @@ impl Backend for CpuBackend {
 
     fn within(&self, work: &mut (dyn FnMut() + Send)) {
         self.pool.install(work)
+    }
+
+    /// Host memory has no device allocator to front: the simulated caching pool keeps the
+    /// device budget as a GPU's caching allocator would, and fragments as one does.
+    fn memory_pool(&self, config: PoolConfig) -> Result<Box<dyn MemoryPool>> {
+        Ok(Box::new(SimulatedPool::new(config)?))
     }
 
     /// The CPU's device memory is host memory: the array is shared, not copied.

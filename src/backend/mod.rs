@@ -13,6 +13,7 @@ pub use cpu::CpuBackend;
 pub use device_tensor::DeviceTensor;
 pub use operand::BackendTensor;
 
+use crate::device::{MemoryPool, PoolConfig};
 use crate::error::Result;
 use crate::tensor::{AnyTensor, DType};
 use std::ops::Range;
@@ -44,6 +45,10 @@ pub trait Backend: Send + Sync {
     /// backend's thread pool; a GPU's context bound to the calling thread), so that the
     /// primitives inside pay no hand-over each.
     fn within(&self, work: &mut (dyn FnMut() + Send));
+    /// The pool that accounts for the device's memory, of at most `config.capacity` bytes
+    /// (`None`: all the device has), laid out as `config` says; the memory governor admits
+    /// and allocates every task's blocks from it.
+    fn memory_pool(&self, config: PoolConfig) -> Result<Box<dyn MemoryPool>>;
 
     /// A copy of the host array `host` on the device.
     fn upload(&self, host: &AnyTensor) -> Result<DeviceTensor>;

@@ -4,19 +4,19 @@
 use super::{Block, MemoryPool, OomFault, OutOfMemory, PoolUsage};
 
 /// A pool that fails the allocations its fault picks and passes the others to `inner`.
-pub struct FaultyPool<P> {
-    inner: P,
+pub struct FaultyPool {
+    inner: Box<dyn MemoryPool>,
     fault: OomFault,
 }
 
-impl<P: MemoryPool> FaultyPool<P> {
+impl FaultyPool {
     /// `inner` with allocations failing as `fault` says.
-    pub fn new(inner: P, fault: OomFault) -> Self {
+    pub fn new(inner: Box<dyn MemoryPool>, fault: OomFault) -> Self {
         FaultyPool { inner, fault }
     }
 }
 
-impl<P: MemoryPool> MemoryPool for FaultyPool<P> {
+impl MemoryPool for FaultyPool {
     fn allocate(&self, bytes: u64) -> Result<Block, OutOfMemory> {
         if self.fault.strikes() {
             return Err(OutOfMemory {
@@ -53,7 +53,7 @@ mod tests {
     fn every_allocation_fails_at_rate_one_and_none_at_rate_zero() {
         let pool = |rate| {
             let inner = SimulatedPool::new(PoolConfig::default()).unwrap();
-            FaultyPool::new(inner, OomFault::new(rate, 3).unwrap())
+            FaultyPool::new(Box::new(inner), OomFault::new(rate, 3).unwrap())
         };
         let always = pool(1.0);
         let failure = always.allocate(1024).unwrap_err();

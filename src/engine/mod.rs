@@ -65,6 +65,15 @@ impl Options {
     }
 }
 
+/// Whose memory pools a run's governor allocates from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum DeviceMemory {
+    /// The backends' own pools: a real run.
+    Backend,
+    /// Simulated pools: a run on a machine model.
+    Simulated,
+}
+
 /// Runs SRC sweeps on the backends of its devices.
 pub struct Engine {
     options: Options,
@@ -249,7 +258,7 @@ impl Engine {
             slots: Default::default(),
             bonds: std::sync::Mutex::new(vec![0; graph.sites() - 1]),
         };
-        let (sched, governor, cap) = self.schedule(graph)?;
+        let (sched, governor, cap) = self.schedule(graph, DeviceMemory::Backend)?;
         let lease = alloc::CapLease::new(cap);
         tracing::info!(
             sites = graph.sites(),
@@ -282,7 +291,7 @@ impl Engine {
     pub fn simulate(&self, graph: &SweepGraph, machine: &MachineModel) -> Result<(Report, RunLog)> {
         machine.validate()?;
         let machine = machine.clone().with_disk_caps(self.tiering.disk_rates);
-        let (sched, governor, _) = self.schedule(graph)?;
+        let (sched, governor, _) = self.schedule(graph, DeviceMemory::Simulated)?;
         let log = sched::simulate(graph, &ModelExecutor::new(graph), sched, governor, &machine)?;
         let wall = log.events.iter().map(|e| e.end).fold(0.0, f64::max);
         let mut report = Report::new(graph, &log, wall, self.backend());
@@ -292,10 +301,14 @@ impl Engine {
 
     /// The scheduler's options, the memory governor over a fresh device pool, and the cap on
     /// the process's memory that the plan allows (`None` without budgets).
-    fn schedule(&self, graph: &SweepGraph) -> Result<(SchedOptions, Governor, Option<u64>)> {
+    fn schedule(
+        &self,
+        graph: &SweepGraph,
+        memory: DeviceMemory,
+    ) -> Result<(SchedOptions, Governor, Option<u64>)> {
         let device = &self.tiering.device;
         let pools = (0..graph.devices)
-            .map(|device| self.device_pool(device))
+            .map(|device| self.device_pool(device, memory))
             .collect::<Result<_>>()?;
         let governor = Governor::new(
             pools,
@@ -322,18 +335,22 @@ impl Engine {
         Ok((sched, governor, cap))
     }
 
-    /// The memory of device `device`: the device budget as capacity (unlimited without
-    /// budgets), with the faults the tiering asks for (injected allocation failures on the
-    /// first device only).
-    fn device_pool(&self, device: usize) -> Result<Arc<dyn MemoryPool>> {
+    /// The memory of device `device`: its backend's pool, or a simulated one, with the device
+    /// budget as capacity (unlimited without budgets) and the faults the tiering asks for
+    /// (injected allocation failures on the first device only).
+    fn device_pool(&self, device: usize, memory: DeviceMemory) -> Result<Arc<dyn MemoryPool>> {
         let options = &self.tiering.device;
-        let pool = SimulatedPool::new(PoolConfig {
+        let config = PoolConfig {
             capacity: self.tiering.budgets.as_ref().map(|b| b.device),
             fragment: options.fragment,
-        })?;
+        };
+        let pool = match memory {
+            DeviceMemory::Backend => self.backends[device].memory_pool(config)?,
+            DeviceMemory::Simulated => Box::new(SimulatedPool::new(config)?),
+        };
         Ok(match options.inject_oom.clone().filter(|_| device == 0) {
             Some(fault) => Arc::new(FaultyPool::new(pool, fault)),
-            None => Arc::new(pool),
+            None => Arc::from(pool),
         })
     }
 
