@@ -4,7 +4,7 @@
 //!
 //! A backend that this build or this machine lacks is reported on standard error as not run.
 
-use srcflow::backend::{Backend, BackendTensor, CpuBackend, DeviceTensor, Gemm};
+use srcflow::backend::{Backend, BackendTensor, CpuBackend, DeviceTensor, Gemm, Stream};
 use srcflow::device::PoolConfig;
 use srcflow::engine::BackendValues;
 use srcflow::gen::{random_mpo, random_mps};
@@ -318,7 +318,10 @@ fn slices_placed_into_zeros_rebuild_the_tensor_along_every_axis() {
             let size = x.dims[axis];
             let mut whole = backend.zeros(x.dims.clone(), dtype).unwrap();
             let empty = Dense::of(backend, whole.clone());
-            assert!(empty.data.iter().all(|z| z.norm() == 0.0), "zeros in {dtype}");
+            assert!(
+                empty.data.iter().all(|z| z.norm() == 0.0),
+                "zeros in {dtype}"
+            );
             for start in (0..size).rev() {
                 let part = backend.slice(&on, axis, start..start + 1).unwrap();
                 backend.place(&mut whole, axis, start, &part).unwrap();
@@ -327,7 +330,10 @@ fn slices_placed_into_zeros_rebuild_the_tensor_along_every_axis() {
             assert_close(&rebuilt, &x, dtype, &format!("place along axis {axis}"));
             let mut small = backend.zeros(vec![2, 3, 5], dtype).unwrap();
             let too_far = backend.place(&mut small, 0, 1, &backend.slice(&on, 0, 0..2).unwrap());
-            assert!(too_far.is_err(), "a part placed past the end is refused in {dtype}");
+            assert!(
+                too_far.is_err(),
+                "a part placed past the end is refused in {dtype}"
+            );
         }
     });
 }
@@ -342,7 +348,11 @@ fn the_memory_pool_keeps_to_its_capacity_and_frees_what_is_dropped() {
         let pool = backend.memory_pool(config).unwrap();
         let block = pool.allocate(600 << 10).unwrap();
         assert!(block.bytes() >= 600 << 10);
-        assert!(!pool.fits(&[600 << 10]), "{} has no room left", backend.name());
+        assert!(
+            !pool.fits(&[600 << 10]),
+            "{} has no room left",
+            backend.name()
+        );
         assert!(pool.allocate(600 << 10).is_err());
         drop(block);
         assert_eq!(pool.usage().allocated, 0);
@@ -442,7 +452,7 @@ fn inputs_of(graph: &SweepGraph, task: &Task, dtype: DType) -> Vec<Dense> {
         .collect()
 }
 
-/// Runs `task` of `graph` on `backend` with `inputs`; its outputs.
+/// Runs `task` of `graph` on `backend` with `inputs`, on its compute stream; its outputs.
 fn run(backend: &dyn Backend, graph: &SweepGraph, task: &Task, inputs: &[Dense]) -> Vec<Dense> {
     let dtype = graph.dtype;
     let values = BackendValues {
@@ -450,19 +460,24 @@ fn run(backend: &dyn Backend, graph: &SweepGraph, task: &Task, inputs: &[Dense])
         dtype,
         seed: 7,
     };
-    let operands = inputs
-        .iter()
-        .map(|d| BackendTensor {
-            backend,
-            tensor: d.on(backend, dtype),
-        })
-        .collect();
-    graph
-        .run_kernel(task, operands, &values, &mut Meter::default())
-        .unwrap()
-        .into_iter()
-        .map(|out| Dense::of(backend, out.tensor))
-        .collect()
+    let mut outputs = vec![];
+    let mut work = || {
+        let operands = inputs
+            .iter()
+            .map(|d| BackendTensor {
+                backend,
+                tensor: d.on(backend, dtype),
+            })
+            .collect();
+        outputs = graph
+            .run_kernel(task, operands, &values, &mut Meter::default())
+            .unwrap()
+            .into_iter()
+            .map(|out| Dense::of(backend, out.tensor))
+            .collect();
+    };
+    backend.within(Stream::Compute, &mut work);
+    outputs
 }
 
 /// A graph of 4 sites computing in `dtype`, folding or not.

@@ -169,7 +169,10 @@ fn a_problem_that_cannot_fit_is_refused_before_it_starts() {
         err.contains("at site") && err.contains("more than the budget"),
         "{err}"
     );
-    assert!(err.contains("`Budgets::host`"), "says what to change: {err}");
+    assert!(
+        err.contains("`Budgets::host`"),
+        "says what to change: {err}"
+    );
     assert_empty(scratch.path());
 }
 

@@ -39,7 +39,10 @@ impl Drop for CapLease {
 /// The cap the block cache keeps to now: the sum of the leases', or none when no lease caps
 /// or one lease does not.
 pub(super) fn cap_in_force() -> usize {
-    match (CAPPED.load(Ordering::Relaxed), UNCAPPED.load(Ordering::Relaxed)) {
+    match (
+        CAPPED.load(Ordering::Relaxed),
+        UNCAPPED.load(Ordering::Relaxed),
+    ) {
         (0, _) | (_, 1..) => usize::MAX,
         (capped, 0) => capped,
     }

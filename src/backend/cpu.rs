@@ -1,7 +1,7 @@
 //! `CpuBackend`: the primitives on host memory, GEMM, QR and SVD by faer, parallel with a rayon
 //! pool of its own (each device of a run keeps its own pool; nothing is set globally).
 
-use super::{Backend, DeviceTensor, Gemm};
+use super::{Backend, DeviceTensor, Gemm, Stream};
 use crate::device::{MemoryPool, PoolConfig, SimulatedPool};
 use crate::error::{Error, Result};
 use crate::tensor::matrix;
@@ -163,8 +163,13 @@ impl Backend for CpuBackend {
         true
     }
 
-    fn within(&self, work: &mut (dyn FnMut() + Send)) {
-        self.pool.install(work)
+    /// Kernels run on the backend's thread pool; copies are shares of host memory and run on
+    /// the calling thread. Everything is synchronous, so each task is complete on return.
+    fn within(&self, stream: Stream, work: &mut (dyn FnMut() + Send)) {
+        match stream {
+            Stream::Compute => self.pool.install(work),
+            Stream::Upload | Stream::Download | Stream::Peer => work(),
+        }
     }
 
     /// Host memory has no device allocator to front: the simulated caching pool keeps the
@@ -347,5 +352,25 @@ impl Backend for CpuBackend {
             }
             Ok(())
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kernels_run_on_the_backends_own_pool_and_copies_on_the_caller() {
+        let backend = CpuBackend::new(3).unwrap();
+        let mut threads = 0;
+        backend.within(Stream::Compute, &mut || {
+            threads = rayon::current_num_threads()
+        });
+        assert_eq!(threads, 3);
+        let mut pool_thread = Some(0);
+        backend.within(Stream::Upload, &mut || {
+            pool_thread = rayon::current_thread_index()
+        });
+        assert_eq!(pool_thread, None, "a copy runs on the calling thread");
     }
 }

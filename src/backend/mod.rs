@@ -32,6 +32,20 @@ pub struct Gemm {
     pub k: usize,
 }
 
+/// A queue of one device's work, one per kind of lane, so that copies to and from the device
+/// and between devices overlap its kernels (a CUDA stream each on a GPU).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Stream {
+    /// Kernels.
+    Compute,
+    /// Copies from host memory to the device.
+    Upload,
+    /// Copies from the device to host memory.
+    Download,
+    /// Copies between devices.
+    Peer,
+}
+
 /// The primitives a device offers: copies to and from host memory, and kernels on its own
 /// tensors. Every tensor argument must come from this backend.
 pub trait Backend: Send + Sync {
@@ -41,10 +55,12 @@ pub trait Backend: Send + Sync {
     fn threads(&self) -> usize;
     /// True when device memory is host memory, so both count against the host budget.
     fn shares_host_memory(&self) -> bool;
-    /// Runs `work`, a task's primitives, in the backend's execution context (the CPU
-    /// backend's thread pool; a GPU's context bound to the calling thread), so that the
-    /// primitives inside pay no hand-over each.
-    fn within(&self, work: &mut (dyn FnMut() + Send));
+    /// Runs `work`, one task's primitives, issued in order on `stream` in the backend's
+    /// execution context (the CPU backend's thread pool; a GPU's context bound to the calling
+    /// thread), and returns once they are complete. That completion is the event every later
+    /// task waits on (the scheduler starts a task only after the tasks it reads from), so a
+    /// value made on one stream may be read on any other.
+    fn within(&self, stream: Stream, work: &mut (dyn FnMut() + Send));
     /// The pool that accounts for the device's memory, of at most `config.capacity` bytes
     /// (`None`: all the device has), laid out as `config` says; the memory governor admits
     /// and allocates every task's blocks from it.

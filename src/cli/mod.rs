@@ -86,7 +86,10 @@ pub fn main() -> ExitCode {
     match outcome {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("srcflow: error: {}", flag_names::with_flag_names(&e.to_string()));
+            eprintln!(
+                "srcflow: error: {}",
+                flag_names::with_flag_names(&e.to_string())
+            );
             match e {
                 srcflow::Error::Interrupted => ExitCode::from(130),
                 _ => ExitCode::FAILURE,

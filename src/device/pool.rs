@@ -361,7 +361,10 @@ mod tests {
         })
         .err()
         .unwrap();
-        assert!(err.to_string().contains("`DeviceOptions::fragment`"), "{err}");
+        assert!(
+            err.to_string().contains("`DeviceOptions::fragment`"),
+            "{err}"
+        );
     }
 
     #[test]

@@ -4,7 +4,7 @@
 use super::backend_values::BackendValues;
 use super::output_slots::{OutputSlots, SlicePlace};
 use super::{collective, CoreSink, CoreSource};
-use crate::backend::{Backend, BackendTensor, DeviceTensor};
+use crate::backend::{Backend, BackendTensor, DeviceTensor, Stream};
 use crate::device::{Block, DeviceFault};
 use crate::error::{Error, Result};
 use crate::graph::{Cols, Op, SweepGraph, Task};
@@ -33,11 +33,40 @@ pub(super) struct TaskRouter<'a> {
 }
 
 impl Executor for TaskRouter<'_> {
+    /// Runs `task` within its device's backend, on the stream of its kind of work.
     fn execute(&self, task: &Task, inputs: Vec<Value>, blocks: Vec<Block>) -> Result<Vec<Value>> {
+        let mut given = Some((inputs, blocks));
+        let mut outputs = None;
+        let mut work = || {
+            let (inputs, blocks) = given.take().expect("the backend runs a task once");
+            outputs = Some(self.route(task, inputs, blocks));
+        };
+        self.backend(task).within(stream_of(task.op), &mut work);
+        outputs.expect("the backend ran the task")
+    }
+}
+
+/// The stream of a device that runs a task of `op`.
+fn stream_of(op: Op) -> Stream {
+    match op {
+        Op::ReadSite { .. } | Op::LoadDraft | Op::UploadPart | Op::Fetch { .. } => Stream::Upload,
+        Op::WriteSite | Op::StoreDraft | Op::Spill { .. } => Stream::Download,
+        Op::AllGather | Op::Gather | Op::Scatter => Stream::Peer,
+        _ => Stream::Compute,
+    }
+}
+
+impl TaskRouter<'_> {
+    /// Sends `task` to the source, the sink, the disk or the backend.
+    fn route(&self, task: &Task, inputs: Vec<Value>, blocks: Vec<Block>) -> Result<Vec<Value>> {
         match task.op {
             Op::ReadSite { layer, .. } => {
                 let core = self.source.read(layer, task.site)?;
-                Ok(vec![self.placed(task, core.cast(self.graph.dtype), blocks)?])
+                Ok(vec![self.placed(
+                    task,
+                    core.cast(self.graph.dtype),
+                    blocks,
+                )?])
             }
             Op::WriteSite => {
                 let core = train_form(&self.on_host(task, &inputs[0])?);
@@ -93,9 +122,7 @@ impl Executor for TaskRouter<'_> {
             }
         }
     }
-}
 
-impl TaskRouter<'_> {
     /// The bonds of the written output cores, one per cut.
     pub fn written_bonds(&self) -> Vec<usize> {
         self.lock_bonds().clone()
@@ -158,17 +185,8 @@ impl TaskRouter<'_> {
         }
     }
 
-    /// Runs the kernel of compute task `task` on `inputs` (on its device) in its backend's
-    /// context.
-    fn run_kernel(&self, task: &Task, inputs: Vec<DeviceTensor>) -> Result<Vec<DeviceTensor>> {
-        let mut outputs = None;
-        let mut work = || outputs = Some(self.kernel_on_backend(task, &inputs));
-        self.backend(task).within(&mut work);
-        outputs.expect("the backend ran the kernel")
-    }
-
-    /// [`Self::run_kernel`] within its backend's context.
-    fn kernel_on_backend(&self, task: &Task, inputs: &[DeviceTensor]) -> Result<Vec<DeviceTensor>> {
+    /// Runs the kernel of compute task `task` on `inputs` (on its device).
+    fn run_kernel(&self, task: &Task, inputs: &[DeviceTensor]) -> Result<Vec<DeviceTensor>> {
         let backend = self.backend(task);
         let dtype = self.graph.dtype;
         let inputs = inputs
@@ -205,7 +223,7 @@ impl TaskRouter<'_> {
         blocks: Vec<Block>,
     ) -> Result<Vec<Value>> {
         let mut blocks = blocks.into_iter();
-        let outputs = self.run_kernel(task, inputs)?;
+        let outputs = self.run_kernel(task, &inputs)?;
         outputs
             .into_iter()
             .map(|tensor| self.kept(task, tensor, blocks.next()))
@@ -235,7 +253,7 @@ impl TaskRouter<'_> {
                 *input = backend.slice(input, 0, rows.clone())?;
             }
         }
-        let part = self.run_kernel(task, inputs)?.remove(0);
+        let part = self.run_kernel(task, &inputs)?.remove(0);
         drop(blocks);
         let place = SlicePlace {
             device: task.device,
