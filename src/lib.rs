@@ -14,7 +14,7 @@ mod fault_spec;
 pub mod graph;
 pub mod io;
 pub mod kernels;
-pub mod liveness;
+mod liveness;
 pub mod ops;
 pub mod plan;
 pub mod sched;

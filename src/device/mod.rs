@@ -24,7 +24,7 @@ pub use faulty_pool::FaultyPool;
 pub use oom_fault::OomFault;
 pub use options::DeviceOptions;
 pub use pool::{PoolConfig, SimulatedPool};
-pub use request::DeviceRequest;
+pub(crate) use request::DeviceRequest;
 
 use serde::Serialize;
 
@@ -92,7 +92,7 @@ impl OutOfMemory {
 
 /// The error for `task` needing `needed` bytes of a device in state `usage`; `why` (empty or
 /// starting with a space) says why the governor gave up.
-pub fn out_of_memory(
+pub(crate) fn out_of_memory(
     task: &crate::graph::Task,
     needed: u64,
     usage: &PoolUsage,

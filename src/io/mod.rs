@@ -9,7 +9,7 @@ mod staging;
 pub use manifest::{LayerEntry, Manifest, FORMAT};
 pub use output::OutputDir;
 pub use problem::ProblemDir;
-pub use staging::StagingDir;
+pub(crate) use staging::StagingDir;
 
 use crate::error::Result;
 use crate::tensor::{AnyTensor, DType};

@@ -5,5 +5,6 @@ mod memory;
 mod planner;
 
 pub use budget::Budgets;
-pub use memory::{Drift, MemoryProfile, Peak, Spare, PROCESS_BASELINE};
+pub use memory::Peak;
+pub(crate) use memory::{Drift, MemoryProfile, Spare, PROCESS_BASELINE};
 pub use planner::{plan, Plan, PlanRequest};

@@ -22,11 +22,12 @@ mod progress;
 mod rates;
 mod stall;
 
-pub use clock::{Clock, WallClock};
-pub use governor::{Governor, GovernorLog};
+pub(crate) use clock::{Clock, WallClock};
+pub(crate) use governor::Governor;
+pub use governor::GovernorLog;
 pub use log::{MemorySample, RunLog, TaskEvent};
 pub use memory_event::{MemoryEvent, MemoryEventKind};
-pub use model_lanes::{TaskTimer, VirtualClock};
+pub(crate) use model_lanes::{TaskTimer, VirtualClock};
 pub use pacing::Pacing;
 pub use prefetch::{FetchView, Prefetch, PrefetchPolicy};
 pub use progress::Progress;
@@ -47,14 +48,14 @@ use std::sync::Arc;
 /// Runs one task given its inputs (in the order of `Task::inputs`) and the device blocks the
 /// scheduler allocated for it at launch (its [`DeviceRequest`](crate::device::DeviceRequest),
 /// in order), returning its outputs.
-pub trait Executor: Sync {
+pub(crate) trait Executor: Sync {
     /// Executes `task`.
     fn execute(&self, task: &Task, inputs: Vec<Value>, blocks: Vec<Block>) -> Result<Vec<Value>>;
 }
 
 /// How far I/O may run ahead of compute and behind it.
 #[derive(Clone)]
-pub struct SchedOptions {
+pub(crate) struct SchedOptions {
     /// How far reads, uploads and spills may drift from compute.
     pub pacing: Pacing,
     /// Stops the run cleanly once cancelled.
@@ -87,7 +88,7 @@ impl Default for SchedOptions {
 /// Runs every task of `graph` with `executor`, admitting them by device memory with
 /// `governor`; returns when all are done or the first fails. The log holds the graph as
 /// rewritten during the run when the governor split nodes.
-pub fn run(
+pub(crate) fn run(
     graph: &SweepGraph,
     executor: &dyn Executor,
     options: SchedOptions,
@@ -103,7 +104,7 @@ pub fn run(
 /// Like [`run`], on a model of a machine: each task takes the time `timer` gives it, on a
 /// virtual clock, and `executor` makes modelled outputs. The same dispatcher, gates, prefetch
 /// policies and governor decide what runs when.
-pub fn simulate(
+pub(crate) fn simulate(
     graph: &SweepGraph,
     executor: &dyn Executor,
     options: SchedOptions,

@@ -1,6 +1,6 @@
 //! The simulator's machine model: rates and fixed costs of kernels and lanes, which a sweep
 //! graph is replayed on by the same dispatcher, planner, prefetch policies and memory governor
-//! as real runs, on a virtual clock ([`crate::sched::simulate`], with the engine's
+//! as real runs, on a virtual clock ([`crate::Engine::simulate`], with the engine's
 //! `ModelExecutor`). `srcflow simulate` runs it; `srcflow calibrate` measures a model of this
 //! machine.
 

@@ -10,12 +10,12 @@ mod throttle;
 mod value;
 
 pub use disk_rates::DiskRates;
-pub use disk_tier::DiskTier;
+pub(crate) use disk_tier::DiskTier;
 pub use fault::DiskFault;
 pub use scratch::{clean_stale, ScratchDir};
 pub use spill_file::SpillFile;
 pub use throttle::Throttle;
-pub use value::{DeviceValue, InMemory, Value};
+pub(crate) use value::{InMemory, Value};
 
 use crate::graph::{DataId, SweepGraph, Task};
 use crate::Tier;

@@ -13,11 +13,13 @@ mod plan;
 pub(crate) use plan::ContractionPlan;
 mod scalar;
 
-pub use any::{AnyTensor, Typed};
+pub use any::AnyTensor;
+pub(crate) use any::Typed;
 pub use dense::{Array, Tensor, C64};
 pub use dtype::DType;
 pub use legs::Leg;
 pub use meter::Meter;
 pub(crate) use operand::permutation;
-pub use operand::{Labeled, Operand, Shape};
+pub(crate) use operand::Shape;
+pub use operand::{Labeled, Operand};
 pub use scalar::Scalar;

@@ -7,7 +7,8 @@ mod stack;
 
 pub use kind::Kind;
 pub use orientation::Orientation;
-pub use stack::{core_path, site_name, too_few_sites, Layer, LayerShape, Stack, StackShape};
+pub(crate) use stack::{core_path, site_name, too_few_sites};
+pub use stack::{Layer, LayerShape, Stack, StackShape};
 
 use crate::error::{Error, Result};
 use crate::tensor::{DType, Tensor};
