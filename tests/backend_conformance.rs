@@ -219,24 +219,37 @@ fn on_every_backend(check: impl Fn(&dyn Backend, DType)) {
 }
 
 #[test]
-fn batched_gemm_matches_the_plain_product_small_and_large() {
+fn batched_gemm_matches_the_plain_product_small_and_large_with_every_conjugation() {
+    let conj = |d: &Dense| Dense {
+        dims: d.dims.clone(),
+        data: d.data.iter().map(|z| z.conj()).collect(),
+    };
     on_every_backend(|backend, dtype| {
         for (batch, m, n, k) in [(3, 2, 5, 4), (1, 1, 1, 1), (2, 70, 66, 72)] {
             let a = Dense::random(&[batch, m, k], 1, dtype);
             let b = Dense::random(&[batch, k, n], 2, dtype);
-            let gemm = Gemm { batch, m, n, k };
-            let dims = vec![batch, m, n];
-            let out = backend
-                .batched_gemm(&a.on(backend, dtype), &b.on(backend, dtype), gemm, dims)
-                .unwrap();
-            let want = einsum(
-                &[
-                    (vec![Leg::Col, Leg::Up, Leg::Join(0)], &a),
-                    (vec![Leg::Col, Leg::Join(0), Leg::Down], &b),
-                ],
-                &[Leg::Col, Leg::Up, Leg::Down],
-            );
-            assert_close(&Dense::of(backend, out), &want, dtype, "batched GEMM");
+            for (conj_a, conj_b) in [(false, false), (true, false), (false, true), (true, true)] {
+                let gemm = Gemm {
+                    conj_a,
+                    conj_b,
+                    ..Gemm::new(batch, m, n, k)
+                };
+                let dims = vec![batch, m, n];
+                let out = backend
+                    .batched_gemm(&a.on(backend, dtype), &b.on(backend, dtype), gemm, dims)
+                    .unwrap();
+                let op_a = if conj_a { conj(&a) } else { a.clone() };
+                let op_b = if conj_b { conj(&b) } else { b.clone() };
+                let want = einsum(
+                    &[
+                        (vec![Leg::Col, Leg::Up, Leg::Join(0)], &op_a),
+                        (vec![Leg::Col, Leg::Join(0), Leg::Down], &op_b),
+                    ],
+                    &[Leg::Col, Leg::Up, Leg::Down],
+                );
+                let what = format!("batched GEMM conj {conj_a} {conj_b}");
+                assert_close(&Dense::of(backend, out), &want, dtype, &what);
+            }
         }
     });
 }
@@ -464,16 +477,13 @@ fn run(backend: &dyn Backend, graph: &SweepGraph, task: &Task, inputs: &[Dense])
     let mut work = || {
         let operands = inputs
             .iter()
-            .map(|d| BackendTensor {
-                backend,
-                tensor: d.on(backend, dtype),
-            })
+            .map(|d| BackendTensor::new(backend, d.on(backend, dtype)))
             .collect();
         outputs = graph
             .run_kernel(task, operands, &values, &mut Meter::default())
             .unwrap()
             .into_iter()
-            .map(|out| Dense::of(backend, out.tensor))
+            .map(|out| Dense::of(backend, out.materialized().unwrap()))
             .collect();
     };
     backend.within(Stream::Compute, &mut work);

@@ -6,7 +6,7 @@ use crate::device::{MemoryPool, PoolConfig, SimulatedPool};
 use crate::error::{Error, Result};
 use crate::tensor::matrix;
 use crate::tensor::{permute_elements, AnyTensor, Array, DType, Scalar, Typed};
-use faer::{Accum, MatMut, MatRef, Par};
+use faer::{Accum, Conj, MatMut, MatRef, Par};
 use num_complex::{Complex32, Complex64};
 use rayon::prelude::*;
 use std::ops::Range;
@@ -124,7 +124,9 @@ const SMALL_GEMM: usize = 64 * 64 * 64;
 
 /// `out[b] = a[b] · c[b]` for every batch index `b`, with faer's GEMM on the current pool.
 fn batched_gemm<T: Scalar>(gemm: Gemm, a: &[T], b: &[T], out: &mut [T]) {
-    let Gemm { batch, m, n, k } = gemm;
+    let Gemm { batch, m, n, k, .. } = gemm;
+    let conj = |flag: bool| if flag { Conj::Yes } else { Conj::No };
+    let (conj_a, conj_b) = (conj(gemm.conj_a), conj(gemm.conj_b));
     if m * n == 0 {
         return;
     }
@@ -132,7 +134,16 @@ fn batched_gemm<T: Scalar>(gemm: Gemm, a: &[T], b: &[T], out: &mut [T]) {
         let lhs = MatRef::from_row_major_slice(a, m, k);
         let rhs = MatRef::from_row_major_slice(b, k, n);
         let dst = MatMut::from_row_major_slice_mut(out, m, n);
-        faer::linalg::matmul::matmul(dst, Accum::Replace, lhs, rhs, T::one(), par);
+        faer::linalg::matmul::matmul_with_conj(
+            dst,
+            Accum::Replace,
+            lhs,
+            conj_a,
+            rhs,
+            conj_b,
+            T::one(),
+            par,
+        );
     };
     let a_blocks = a.chunks(m * k.max(1));
     let b_blocks = b.chunks(k.max(1) * n);

@@ -18,8 +18,9 @@ use crate::error::Result;
 use crate::tensor::{AnyTensor, DType};
 use std::ops::Range;
 
-/// Sizes of a batched GEMM over row-major operands: `out[b] = a[b] · c[b]` for `b < batch`,
-/// with `a[b]` of `m × k`, `c[b]` of `k × n` and `out[b]` of `m × n`, each batch contiguous.
+/// A batched GEMM over row-major operands: `out[b] = op(a[b]) · op(c[b])` for `b < batch`,
+/// with `a[b]` of `m × k`, `c[b]` of `k × n` and `out[b]` of `m × n`, each batch contiguous, and
+/// `op` the complex conjugate where its flag is set (as cuBLAS and faer take it, without a copy).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Gemm {
     /// Number of independent products.
@@ -30,6 +31,24 @@ pub struct Gemm {
     pub n: usize,
     /// Summed dimension of each product.
     pub k: usize,
+    /// Conjugates the left operand's elements.
+    pub conj_a: bool,
+    /// Conjugates the right operand's elements.
+    pub conj_b: bool,
+}
+
+impl Gemm {
+    /// The plain product of `batch` pairs of `m × k` and `k × n` matrices (no conjugation).
+    pub fn new(batch: usize, m: usize, n: usize, k: usize) -> Self {
+        Gemm {
+            batch,
+            m,
+            n,
+            k,
+            conj_a: false,
+            conj_b: false,
+        }
+    }
 }
 
 /// A queue of one device's work, one per kind of lane, so that copies to and from the device

@@ -21,10 +21,7 @@ pub struct BackendValues<'b> {
 impl<'b> BackendValues<'b> {
     /// `tensor` held by the backend.
     fn on_backend(&self, tensor: DeviceTensor) -> BackendTensor<'b> {
-        BackendTensor {
-            backend: self.backend,
-            tensor,
-        }
+        BackendTensor::new(self.backend, tensor)
     }
 
     /// The complex128 `array` cast to the run's type and uploaded.
@@ -49,15 +46,19 @@ impl<'b> KernelValues<BackendTensor<'b>> for BackendValues<'b> {
         self.uploaded(test_matrix::<C64>(self.seed, site, up, down, cols))
     }
 
+    /// Pending until a GEMM reads it (see [`BackendTensor::conjugate`]).
     fn conj(&self, value: &BackendTensor<'b>) -> Result<BackendTensor<'b>> {
-        Ok(self.on_backend(self.backend.conj(&value.tensor)?))
+        Ok(value.clone().conjugate())
     }
 
     fn join_cols(&self, blocks: &[BackendTensor<'b>]) -> Result<BackendTensor<'b>> {
         if let [only] = blocks {
             return Ok(only.clone());
         }
-        let tensors: Vec<DeviceTensor> = blocks.iter().map(|b| b.tensor.clone()).collect();
+        let tensors = blocks
+            .iter()
+            .map(BackendTensor::materialized)
+            .collect::<Result<Vec<_>>>()?;
         Ok(self.on_backend(self.backend.join(&tensors, 0)?))
     }
 
@@ -67,7 +68,7 @@ impl<'b> KernelValues<BackendTensor<'b>> for BackendValues<'b> {
         cutoff: f64,
         _meter: &mut Meter,
     ) -> Result<BackendTensor<'b>> {
-        let basis = kernels::orthonormal_basis(self.backend, &y.tensor, cutoff)?;
+        let basis = kernels::orthonormal_basis(self.backend, &y.materialized()?, cutoff)?;
         Ok(self.on_backend(basis))
     }
 
@@ -79,8 +80,9 @@ impl<'b> KernelValues<BackendTensor<'b>> for BackendValues<'b> {
         cutoff: f64,
         _meter: &mut Meter,
     ) -> Result<Vec<BackendTensor<'b>>> {
-        let carry = carry.map(|c| &c.tensor);
-        let rounded = kernels::round(self.backend, carry, &draft.tensor, cap, cutoff)?;
+        let carry = carry.map(BackendTensor::materialized).transpose()?;
+        let draft = draft.materialized()?;
+        let rounded = kernels::round(self.backend, carry.as_ref(), &draft, cap, cutoff)?;
         Ok(self.all_on_backend(rounded))
     }
 
@@ -92,7 +94,8 @@ impl<'b> KernelValues<BackendTensor<'b>> for BackendValues<'b> {
         cutoff: f64,
         _meter: &mut Meter,
     ) -> Result<Vec<BackendTensor<'b>>> {
-        let pair = kernels::exact_pair(self.backend, &left.tensor, &right.tensor, chi_out, cutoff)?;
+        let (left, right) = (left.materialized()?, right.materialized()?);
+        let pair = kernels::exact_pair(self.backend, &left, &right, chi_out, cutoff)?;
         Ok(self.all_on_backend(pair))
     }
 }

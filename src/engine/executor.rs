@@ -198,10 +198,7 @@ impl TaskRouter<'_> {
                         input.dtype()
                     )));
                 }
-                Ok(BackendTensor {
-                    backend,
-                    tensor: input.clone(),
-                })
+                Ok(BackendTensor::new(backend, input.clone()))
             })
             .collect::<Result<Vec<_>>>()?;
         let values = BackendValues {
@@ -212,7 +209,7 @@ impl TaskRouter<'_> {
         let outputs = self
             .graph
             .run_kernel(task, inputs, &values, &mut Meter::default())?;
-        Ok(outputs.into_iter().map(|output| output.tensor).collect())
+        outputs.iter().map(BackendTensor::materialized).collect()
     }
 
     /// Runs a whole kernel: its outputs keep their blocks, its workspace is freed after it.

@@ -22,12 +22,7 @@ pub fn exact_pair(
     let (p0, p1) = (lu * ld, ru * rd);
     let bond = left.len() / p0;
     let a = backend.permute(&left.clone().reshaped(vec![bond, p0]), &[1, 0])?;
-    let gemm = Gemm {
-        batch: 1,
-        m: p0,
-        n: p1,
-        k: bond,
-    };
+    let gemm = Gemm::new(1, p0, p1, bond);
     let b = right.clone().reshaped(vec![bond, p1]);
     let m = backend.batched_gemm(&a, &b, gemm, vec![p0, p1])?;
     // The column-major p0 × p1 matrix is the product transposed.

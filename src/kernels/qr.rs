@@ -19,12 +19,7 @@ fn truncated_basis(
         unreachable!("Q is a matrix")
     };
     // Column-major Q·U_k is row-major U_kᵀ-by-column times Q: [kept, rank] · [rank, rows].
-    let gemm = Gemm {
-        batch: 1,
-        m: kept,
-        n: rows,
-        k: rank,
-    };
+    let gemm = Gemm::new(1, kept, rows, rank);
     backend.batched_gemm(&u, &q, gemm, vec![kept, rows])
 }
 

@@ -25,12 +25,7 @@ pub fn round(
     let (kept_left, merged) = match carry {
         Some(c) => {
             let k = c.dims()[0];
-            let gemm = Gemm {
-                batch: 1,
-                m: k,
-                n: up * down * right,
-                k: left,
-            };
+            let gemm = Gemm::new(1, k, up * down * right, left);
             let flat = draft.clone().reshaped(vec![left, up * down * right]);
             (
                 k,

@@ -26,10 +26,7 @@ fn site_of_product(cpu: &CpuBackend, stack: &Stack, site: usize) -> Result<crate
             let tensor = cpu.upload(&layer.train.core(site).clone().into())?;
             Ok(Labeled {
                 legs: legs::core(i, k),
-                value: BackendTensor {
-                    backend: cpu,
-                    tensor,
-                },
+                value: BackendTensor::new(cpu, tensor),
             })
         })
         .collect::<Result<Vec<_>>>()?;
