@@ -1,6 +1,7 @@
 //! `DeviceTensor`: a dense row-major tensor held by a backend, in memory only that backend
 //! reads (host memory for the CPU backend, a device allocation for a GPU backend).
 
+use crate::device::Block;
 use crate::tensor::DType;
 use std::any::Any;
 use std::fmt;
@@ -8,11 +9,14 @@ use std::sync::Arc;
 
 /// A tensor on a backend: its dimensions and element type, and the backend's memory behind
 /// them. Cloning shares the memory; primitives never write into a tensor they were given.
+/// A tensor the device keeps between tasks holds the block of the device's pool that accounts
+/// for its memory, so the lease goes back when the last handle to the memory drops.
 #[derive(Clone)]
 pub struct DeviceTensor {
     dims: Vec<usize>,
     dtype: DType,
     memory: Arc<dyn Any + Send + Sync>,
+    lease: Option<Arc<Block>>,
 }
 
 impl DeviceTensor {
@@ -22,7 +26,21 @@ impl DeviceTensor {
             dims,
             dtype,
             memory,
+            lease: None,
         }
+    }
+
+    /// The same tensor holding `block`, the lease on the device memory it occupies.
+    pub fn leasing(self, block: Block) -> Self {
+        DeviceTensor {
+            lease: Some(Arc::new(block)),
+            ..self
+        }
+    }
+
+    /// The block of the device's pool it holds, if it holds one.
+    pub fn lease(&self) -> Option<&Block> {
+        self.lease.as_deref()
     }
 
     /// The dimensions, outermost first.

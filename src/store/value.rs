@@ -22,16 +22,14 @@ pub enum Value {
     InSink,
 }
 
-/// A tensor on a device with the block of the device's pool that accounts for its memory: the
-/// memory and its lease are given back together, when the last handle drops.
+/// A tensor on a device, holding the block of the device's pool that accounts for its memory
+/// (see [`DeviceTensor::leasing`]).
 #[derive(Clone, Debug)]
 pub struct DeviceValue {
     /// The device whose backend holds the tensor.
     pub device: usize,
     /// The tensor, in that backend's memory.
     pub tensor: DeviceTensor,
-    /// Held, never read: the last handle's drop gives the block back with the memory.
-    _block: Arc<Block>,
 }
 
 /// Where a value in memory is: what a task reads before it computes or copies.
@@ -43,12 +41,11 @@ pub enum InMemory<'a> {
 }
 
 impl Value {
-    /// `tensor` on `device`, holding `block` until the last handle drops.
+    /// `tensor` on `device`, holding `block` until the last handle to its memory drops.
     pub fn on_device(device: usize, tensor: DeviceTensor, block: Block) -> Self {
         Value::Device(DeviceValue {
             device,
-            tensor,
-            _block: Arc::new(block),
+            tensor: tensor.leasing(block),
         })
     }
 
@@ -105,4 +102,37 @@ fn in_sink(what: &dyn std::fmt::Display) -> Error {
 /// The error for data asked of a value that a simulation only modelled.
 fn modelled(what: &dyn std::fmt::Display) -> Error {
     Error::Invalid(format!("{what} needs data, found a simulated value"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::backend::{Backend, CpuBackend};
+    use crate::device::{MemoryPool, PoolConfig, SimulatedPool};
+    use crate::tensor::DType;
+
+    #[test]
+    fn the_block_goes_back_when_the_last_handle_to_the_memory_drops() {
+        let pool = SimulatedPool::new(PoolConfig::default()).unwrap();
+        let backend = CpuBackend::new(1).unwrap();
+        let zeros = AnyTensor::zeros(DType::Float64, vec![8]);
+        let value = Value::on_device(
+            0,
+            backend.upload(&zeros).unwrap(),
+            pool.allocate(64).unwrap(),
+        );
+        let Ok(InMemory::Device(on_device)) = value.in_memory(&"the test") else {
+            panic!("a device value is in memory, on the device");
+        };
+        let kept = on_device.tensor.clone().reshaped(vec![2, 4]);
+        assert_eq!(kept.lease().map(Block::bytes), Some(512));
+        drop(value);
+        assert_eq!(
+            pool.usage().allocated,
+            512,
+            "a handle still holds the memory"
+        );
+        drop(kept);
+        assert_eq!(pool.usage().allocated, 0);
+    }
 }
