@@ -348,6 +348,18 @@ fn slices_placed_into_zeros_rebuild_the_tensor_along_every_axis() {
                 "a part placed past the end is refused in {dtype}"
             );
         }
+        let misshapen = backend.zeros(vec![3, 4, 1], dtype).unwrap();
+        let mut whole = backend.zeros(vec![4, 3, 5], dtype).unwrap();
+        let refused = backend.place(&mut whole, 2, 0, &misshapen);
+        assert!(
+            refused.is_err(),
+            "a part of another shape is refused in {dtype}"
+        );
+        let past_the_axes = backend.place(&mut whole, 3, 0, &misshapen);
+        assert!(
+            past_the_axes.is_err(),
+            "an axis past the last is refused in {dtype}"
+        );
     });
 }
 

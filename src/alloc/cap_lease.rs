@@ -2,12 +2,25 @@
 //! process within the sum of the caps of the runs under way, and uncapped while any of them
 //! has none, so that runs sharing a process do not reset each other's caps.
 
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
 
-/// Bytes claimed by the capped runs under way.
-static CAPPED: AtomicUsize = AtomicUsize::new(0);
-/// Runs under way with no cap.
-static UNCAPPED: AtomicUsize = AtomicUsize::new(0);
+/// The leases in force: how many cap, the sum of their caps, and how many do not cap.
+struct Leases {
+    capped: usize,
+    bytes: usize,
+    uncapped: usize,
+}
+
+static LEASES: Mutex<Leases> = Mutex::new(Leases {
+    capped: 0,
+    bytes: 0,
+    uncapped: 0,
+});
+
+/// The leases, even if a thread panicked while holding them (they stay consistent).
+fn leases() -> std::sync::MutexGuard<'static, Leases> {
+    LEASES.lock().unwrap_or_else(|e| e.into_inner())
+}
 
 /// A run's cap on resident memory, in force until dropped.
 #[derive(Debug)]
@@ -19,31 +32,42 @@ impl CapLease {
     /// Claims `cap` bytes (`None`: no cap) for as long as the lease lives.
     pub fn new(cap: Option<u64>) -> Self {
         let cap = cap.map(|c| usize::try_from(c).unwrap_or(usize::MAX));
+        let mut leases = leases();
         match cap {
-            Some(bytes) => CAPPED.fetch_add(bytes, Ordering::Relaxed),
-            None => UNCAPPED.fetch_add(1, Ordering::Relaxed),
-        };
+            Some(bytes) => {
+                leases.capped += 1;
+                leases.bytes = leases.bytes.saturating_add(bytes);
+            }
+            None => leases.uncapped += 1,
+        }
         CapLease { cap }
     }
 }
 
 impl Drop for CapLease {
     fn drop(&mut self) {
+        let mut leases = leases();
         match self.cap {
-            Some(bytes) => CAPPED.fetch_sub(bytes, Ordering::Relaxed),
-            None => UNCAPPED.fetch_sub(1, Ordering::Relaxed),
-        };
+            Some(bytes) => {
+                leases.capped -= 1;
+                leases.bytes = if leases.capped == 0 {
+                    0
+                } else {
+                    leases.bytes.saturating_sub(bytes)
+                };
+            }
+            None => leases.uncapped -= 1,
+        }
     }
 }
 
-/// The cap the block cache keeps to now: the sum of the leases', or none when no lease caps
-/// or one lease does not.
+/// The cap the block cache keeps to now: the sum of the leases' caps, or none when no lease
+/// caps or one lease does not.
 pub(super) fn cap_in_force() -> usize {
-    match (
-        CAPPED.load(Ordering::Relaxed),
-        UNCAPPED.load(Ordering::Relaxed),
-    ) {
-        (0, _) | (_, 1..) => usize::MAX,
-        (capped, 0) => capped,
+    let leases = leases();
+    if leases.capped == 0 || leases.uncapped > 0 {
+        usize::MAX
+    } else {
+        leases.bytes
     }
 }

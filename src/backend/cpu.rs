@@ -347,13 +347,15 @@ impl Backend for CpuBackend {
         start: usize,
         part: &DeviceTensor,
     ) -> Result<()> {
-        let (outer, size, inner) = around(whole.dims(), axis);
-        let run = part.dims()[axis] * inner;
-        if part.len() != outer * run || start + part.dims()[axis] > size {
+        let (w, p) = (whole.dims(), part.dims());
+        let alike = w.len() == p.len() && (0..w.len()).all(|a| a == axis || w[a] == p[a]);
+        if axis >= w.len() || !alike || start + p[axis] > w[axis] {
             return Err(Error::Invalid(format!(
                 "cannot place {part:?} at {start} along axis {axis} of {whole:?}"
             )));
         }
+        let (outer, size, inner) = around(w, axis);
+        let run = p[axis] * inner;
         for_dtype!(whole.dtype(), T => {
             let from = elements::<T>(part)?;
             let to = elements_mut::<T>(whole)?;

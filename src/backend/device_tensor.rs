@@ -8,7 +8,8 @@ use std::fmt;
 use std::sync::Arc;
 
 /// A tensor on a backend: its dimensions and element type, and the backend's memory behind
-/// them. Cloning shares the memory; primitives never write into a tensor they were given.
+/// them. Cloning shares the memory; primitives never write into a tensor they were given,
+/// except [`Backend::place`](super::Backend::place) into one no other handle shares.
 /// A tensor the device keeps between tasks holds the block of the device's pool that accounts
 /// for its memory, so the lease goes back when the last handle to the memory drops.
 #[derive(Clone)]

@@ -20,7 +20,8 @@ use std::ops::Range;
 
 /// A batched GEMM over row-major operands: `out[b] = op(a[b]) · op(c[b])` for `b < batch`,
 /// with `a[b]` of `m × k`, `c[b]` of `k × n` and `out[b]` of `m × n`, each batch contiguous, and
-/// `op` the complex conjugate where its flag is set (as cuBLAS and faer take it, without a copy).
+/// `op` the complex conjugate where its flag is set. faer conjugates inside the product; cuBLAS
+/// conjugates only with a transpose, so a GPU backend may conjugate a copy of one operand.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Gemm {
     /// Number of independent products.
@@ -75,8 +76,8 @@ pub trait Backend: Send + Sync {
     /// True when device memory is host memory, so both count against the host budget.
     fn shares_host_memory(&self) -> bool;
     /// Runs `work`, one task's primitives, issued in order on `stream` in the backend's
-    /// execution context (the CPU backend's thread pool; a GPU's context bound to the calling
-    /// thread), and returns once they are complete. That completion is the event every later
+    /// execution context (for the CPU backend, its thread pool for kernels; for a GPU, its
+    /// context bound to the calling thread), and returns once they are complete. That completion is the event every later
     /// task waits on (the scheduler starts a task only after the tasks it reads from), so a
     /// value made on one stream may be read on any other.
     fn within(&self, stream: Stream, work: &mut (dyn FnMut() + Send));

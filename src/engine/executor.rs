@@ -7,7 +7,7 @@ use super::{collective, CoreSink, CoreSource};
 use crate::backend::{Backend, BackendTensor, DeviceTensor, Stream};
 use crate::device::{Block, DeviceFault};
 use crate::error::{Error, Result};
-use crate::graph::{Cols, Op, SweepGraph, Task};
+use crate::graph::{Cols, Lane, Op, SweepGraph, Task};
 use crate::sched::Executor;
 use crate::store::{DiskTier, InMemory, Value};
 use crate::tensor::{AnyTensor, Meter};
@@ -33,7 +33,8 @@ pub(super) struct TaskRouter<'a> {
 }
 
 impl Executor for TaskRouter<'_> {
-    /// Runs `task` within its device's backend, on the stream of its kind of work.
+    /// Runs `task` within its device's backend, on the stream of its lane; an error that does
+    /// not say which task failed is prefixed with it.
     fn execute(&self, task: &Task, inputs: Vec<Value>, blocks: Vec<Block>) -> Result<Vec<Value>> {
         let mut given = Some((inputs, blocks));
         let mut outputs = None;
@@ -42,17 +43,40 @@ impl Executor for TaskRouter<'_> {
             outputs = Some(self.route(task, inputs, blocks));
         };
         self.backend(task).within(stream_of(task.op), &mut work);
-        outputs.expect("the backend ran the task")
+        outputs
+            .expect("the backend ran the task")
+            .map_err(|error| naming(task, error))
     }
 }
 
-/// The stream of a device that runs a task of `op`.
+/// The stream of a device that runs a task of `op`: its lane's, with reads and writes of the
+/// input and output cores on the upload and download streams.
 fn stream_of(op: Op) -> Stream {
-    match op {
-        Op::ReadSite { .. } | Op::LoadDraft | Op::UploadPart | Op::Fetch { .. } => Stream::Upload,
-        Op::WriteSite | Op::StoreDraft | Op::Spill { .. } => Stream::Download,
-        Op::AllGather | Op::Gather | Op::Scatter => Stream::Peer,
-        _ => Stream::Compute,
+    match op.lane() {
+        Lane::Compute => Stream::Compute,
+        Lane::Collective => Stream::Peer,
+        Lane::Upload | Lane::DiskRead => Stream::Upload,
+        Lane::Download | Lane::DiskWrite => Stream::Download,
+        Lane::Io if matches!(op, Op::ReadSite { .. } | Op::LoadDraft) => Stream::Upload,
+        Lane::Io => Stream::Download,
+    }
+}
+
+/// `error`, prefixed with `task` where its message does not name the task already.
+fn naming(task: &Task, error: Error) -> Error {
+    let name = task.to_string();
+    let named = |message: String| {
+        if message.contains(&name) {
+            message
+        } else {
+            format!("{name}: {message}")
+        }
+    };
+    match error {
+        Error::Invalid(message) => Error::Invalid(named(message)),
+        Error::Shape(message) => Error::Shape(named(message)),
+        Error::Numeric(message) => Error::Numeric(named(message)),
+        other => other,
     }
 }
 

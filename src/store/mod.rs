@@ -22,7 +22,7 @@ use crate::Tier;
 use std::collections::HashMap;
 
 /// Values by name, each with the number of consumers still to read it, and bytes per tier.
-pub struct Store {
+pub(crate) struct Store {
     values: HashMap<DataId, Value>,
     readers_left: HashMap<DataId, usize>,
     /// True when input cores stay in host memory (several devices upload their parts).

@@ -16,8 +16,13 @@ pub enum Value {
     Device(DeviceValue),
     /// A tensor written to a scratch file (removed when the last handle drops).
     File(Arc<SpillFile>),
-    /// A value of a simulated run: only its size (and its device block, if on the device).
-    Modelled(u64, Option<Arc<Block>>),
+    /// A value of a simulated run: only its size, holding its device block if on the device.
+    Modelled {
+        /// Bytes it would occupy.
+        bytes: u64,
+        /// Held, never read: dropping the last handle gives the block back.
+        _block: Option<Arc<Block>>,
+    },
     /// A receipt: the value was handed to the output sink, which gives it back on request.
     InSink,
 }
@@ -51,7 +56,10 @@ impl Value {
 
     /// A simulated value of `bytes`, holding `block` if it lives on the device.
     pub fn modelled(bytes: u64, block: Option<Block>) -> Self {
-        Value::Modelled(bytes, block.map(Arc::new))
+        Value::Modelled {
+            bytes,
+            _block: block.map(Arc::new),
+        }
     }
 
     /// Bytes it occupies on its tier.
@@ -60,7 +68,7 @@ impl Value {
             Value::Host(t) => t.bytes(),
             Value::Device(v) => v.tensor.bytes(),
             Value::File(f) => f.bytes(),
-            Value::Modelled(bytes, _) => *bytes,
+            Value::Modelled { bytes, .. } => *bytes,
             Value::InSink => 0,
         }
     }
@@ -74,7 +82,7 @@ impl Value {
                 "{what} needs {} in memory, found it on disk",
                 f.path().display()
             ))),
-            Value::Modelled(..) => Err(modelled(what)),
+            Value::Modelled { .. } => Err(modelled(what)),
             Value::InSink => Err(in_sink(what)),
         }
     }
@@ -86,7 +94,7 @@ impl Value {
             Value::Host(..) | Value::Device(..) => Err(Error::Invalid(format!(
                 "{what} reads a spilled file, found a tensor in memory"
             ))),
-            Value::Modelled(..) => Err(modelled(what)),
+            Value::Modelled { .. } => Err(modelled(what)),
             Value::InSink => Err(in_sink(what)),
         }
     }

@@ -164,44 +164,13 @@ impl AnyTensor {
         }
     }
 
-    /// The tensors `parts` (of one type, alike but for their last axis) joined along their
-    /// last axis.
-    pub fn join_trailing(parts: &[AnyTensor]) -> Self {
-        let dtype = parts[0].dtype();
-        crate::with_array!(&parts[0], first => {
-            let arrays: Vec<_> = std::iter::once(&**first)
-                .chain(parts[1..].iter().map(|p| same_type(p, dtype)))
-                .collect();
-            Array::join_trailing(&arrays).into()
-        })
-    }
-
     /// A copy of rows `rows` of the leading axis.
     pub fn leading_rows(&self, rows: std::ops::Range<usize>) -> Self {
         map_array!(self, a => a.leading_rows(rows))
-    }
-
-    /// Overwrites the rows of the leading axis from `start` on with `rows` (same type).
-    pub fn put_leading_rows(&mut self, start: usize, rows: &AnyTensor) {
-        let dtype = self.dtype();
-        with_array!(self, a => Arc::make_mut(a).put_leading_rows(start, same_type(rows, dtype)))
-    }
-
-    /// Overwrites the entries of the last axis from `start` on with `columns` (same type).
-    pub fn put_trailing_columns(&mut self, start: usize, columns: &AnyTensor) {
-        let dtype = self.dtype();
-        with_array!(self, a => {
-            Arc::make_mut(a).put_trailing_columns(start, same_type(columns, dtype))
-        })
     }
 
     /// Position of the first element that is NaN or infinite, if any.
     pub fn first_non_finite(&self) -> Option<usize> {
         with_array!(self, a => a.first_non_finite())
     }
-}
-
-/// The typed array inside `any`, which the caller knows to be of `dtype` like its partner.
-fn same_type<T: Typed>(any: &AnyTensor, dtype: DType) -> &Array<T> {
-    T::unwrap(any).unwrap_or_else(|| panic!("slices of one {dtype} output have its type"))
 }

@@ -126,42 +126,6 @@ impl<T: Scalar> Array<T> {
         Array { shape, data }
     }
 
-    /// Overwrites the rows of the leading axis from `start` on with `rows` (same trailing shape).
-    pub fn put_leading_rows(&mut self, start: usize, rows: &Array<T>) {
-        debug_assert_eq!(self.shape[1..], rows.shape[1..]);
-        let row: usize = self.shape[1..].iter().product();
-        self.data[start * row..start * row + rows.data.len()].copy_from_slice(&rows.data);
-    }
-
-    /// Overwrites the entries of the last axis from `start` on with `columns` (same leading
-    /// shape).
-    pub fn put_trailing_columns(&mut self, start: usize, columns: &Array<T>) {
-        let last = self.shape.len() - 1;
-        debug_assert_eq!(self.shape[..last], columns.shape[..last]);
-        let (total, width) = (self.shape[last], columns.shape[last]);
-        for (row, part) in columns.data.chunks_exact(width).enumerate() {
-            let at = row * total + start;
-            self.data[at..at + width].copy_from_slice(part);
-        }
-    }
-
-    /// The arrays `parts` (alike but for their last axis) joined along their last axis, in
-    /// one pass over the data.
-    pub fn join_trailing(parts: &[&Array<T>]) -> Array<T> {
-        let last = parts[0].shape.len() - 1;
-        let widths: Vec<usize> = parts.iter().map(|p| p.shape[last]).collect();
-        let rows = parts[0].len() / widths[0].max(1);
-        let mut data = Vec::with_capacity(rows * widths.iter().sum::<usize>());
-        for row in 0..rows {
-            for (part, &width) in parts.iter().zip(&widths) {
-                data.extend_from_slice(&part.data[row * width..(row + 1) * width]);
-            }
-        }
-        let mut shape = parts[0].shape.clone();
-        shape[last] = widths.iter().sum();
-        Array { shape, data }
-    }
-
     /// Position of the first element that is NaN or infinite, if any.
     pub fn first_non_finite(&self) -> Option<usize> {
         self.data.iter().position(|z| !z.is_finite())
