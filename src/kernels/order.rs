@@ -1,6 +1,7 @@
 //! The order in which a kernel folds its operands into one tensor, chosen by dry runs on
 //! shapes: with a layer of large bond in a deep stack (the reference run's M of bond 4000 among
 //! bonds of 4), absorbing it first does 3× fewer flops than absorbing the stack bottom first.
+//! The same dry runs and rule ([`cheapest`]) choose the environment kernel's order.
 
 use crate::error::Result;
 use crate::tensor::{Labeled, Leg, Meter, Operand, Shape};
@@ -9,7 +10,8 @@ use std::sync::{Mutex, OnceLock};
 
 /// Folds `others` into `start` one contraction at a time (summing the legs they share), in the
 /// order of fewest flops among those whose peak stays within twice the lowest peak — when it
-/// saves at least a fifth of the given order's flops; otherwise in the given order, whose
+/// saves at least a fifth of the given order's flops, or when the given order's own peak is
+/// more than twice the lowest; otherwise in the given order, whose
 /// layouts the kernels are tuned for (a reorder saving a few percent of flops cost more in
 /// permutations on MPO·MPS). Every order of up to [`SEARCHED`] operands is tried; more keep
 /// their given order.
@@ -29,7 +31,7 @@ const SEARCHED: usize = 6;
 const BATCH_PROXY: usize = 256;
 
 /// Shapes of the operands of one fold: the key of a remembered order.
-type Key = Vec<(Vec<Leg>, Vec<usize>)>;
+pub(super) type Key = Vec<(Vec<Leg>, Vec<usize>)>;
 
 /// The best order for these shapes, computed once and remembered (the same shapes recur at
 /// every site and batch of a sweep).
@@ -37,66 +39,88 @@ fn cheapest_order<O: Operand>(start: &O, others: &[&O]) -> Vec<usize> {
     if others.len() > SEARCHED {
         return (0..others.len()).collect();
     }
-    let shape = |o: &O| Labeled {
-        legs: o.legs().to_vec(),
-        value: o
+    let start = proxy(start);
+    let others: Vec<Labeled<Shape>> = others.iter().map(|o| proxy(*o)).collect();
+    static REMEMBERED: OnceLock<Mutex<HashMap<Key, Vec<usize>>>> = OnceLock::new();
+    let key = key(&[std::slice::from_ref(&start), &others].concat());
+    remembered(&REMEMBERED, key, || search(&start, &others))
+}
+
+/// The shape of `operand` as the searches see it: the batched legs at [`BATCH_PROXY`].
+pub(super) fn proxy<O: Operand>(operand: &O) -> Labeled<Shape> {
+    Labeled {
+        legs: operand.legs().to_vec(),
+        value: operand
             .legs()
             .iter()
-            .zip(o.dims())
+            .zip(operand.dims())
             .map(|(leg, &dim)| match leg {
                 Leg::Col | Leg::OutLeft => BATCH_PROXY,
                 _ => dim,
             })
             .collect(),
-    };
-    let start = shape(start);
-    let others: Vec<Labeled<Shape>> = others.iter().map(|o| shape(o)).collect();
-    let key: Key = std::iter::once(&start)
-        .chain(&others)
+    }
+}
+
+/// The key of the shapes `operands` in a table of remembered choices.
+pub(super) fn key(operands: &[Labeled<Shape>]) -> Key {
+    operands
+        .iter()
         .map(|o| (o.legs.clone(), o.value.clone()))
-        .collect();
-    static REMEMBERED: OnceLock<Mutex<HashMap<Key, Vec<usize>>>> = OnceLock::new();
-    let remembered = REMEMBERED.get_or_init(Default::default);
-    if let Some(order) = remembered
+        .collect()
+}
+
+/// The choice `table` holds for `key`, or the one `choose` makes, then remembered.
+pub(super) fn remembered<T: Clone>(
+    table: &OnceLock<Mutex<HashMap<Key, T>>>,
+    key: Key,
+    choose: impl FnOnce() -> T,
+) -> T {
+    let table = table.get_or_init(Default::default);
+    let known = table
         .lock()
         .unwrap_or_else(|e| e.into_inner())
         .get(&key)
-    {
-        return order.clone();
-    }
-    let order = search(&start, &others);
-    remembered
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .insert(key, order.clone());
-    order
+        .cloned();
+    known.unwrap_or_else(|| {
+        let choice = choose();
+        let mut table = table.lock().unwrap_or_else(|e| e.into_inner());
+        table.insert(key, choice.clone());
+        choice
+    })
 }
 
-/// Tries every order; keeps the one of fewest flops whose peak is at most twice the lowest, if
-/// it saves a fifth of the given order's flops.
+/// Tries every order; keeps the one [`cheapest`] picks.
 fn search(start: &Labeled<Shape>, others: &[Labeled<Shape>]) -> Vec<usize> {
-    let costs: Vec<(Vec<usize>, Meter)> = permutations(others.len())
-        .into_iter()
+    let orders = permutations(others.len());
+    let costs: Vec<Meter> = orders
+        .iter()
         .map(|order| {
             let mut meter = Meter::default();
             order.iter().fold(start.clone(), |x, &i| {
                 x.contract(&others[i], &[], &mut meter)
                     .expect("shapes always contract")
             });
-            (order, meter)
+            meter
         })
         .collect();
-    let given = costs[0].clone();
-    let lowest_peak = costs.iter().map(|(_, m)| m.peak_bytes).min().unwrap_or(0);
-    let best = costs
-        .into_iter()
-        .filter(|(_, m)| m.peak_bytes <= lowest_peak.saturating_mul(2))
-        .min_by(|a, b| a.1.flops.total_cmp(&b.1.flops))
-        .expect("at least one order");
-    if best.1.flops <= 0.8 * given.1.flops {
-        best.0
+    orders[cheapest(&costs)].clone()
+}
+
+/// Of plans that cost `costs` (the given plan first), the one of fewest flops whose peak is at
+/// most twice the lowest, if it saves a fifth of the given plan's flops or the given plan's
+/// peak is more than twice the lowest; otherwise the given plan (index 0).
+pub(super) fn cheapest(costs: &[Meter]) -> usize {
+    let lowest_peak = costs.iter().map(|m| m.peak_bytes).min().unwrap_or(0);
+    let within = |m: &Meter| m.peak_bytes <= lowest_peak.saturating_mul(2);
+    let best = (0..costs.len())
+        .filter(|&i| within(&costs[i]))
+        .min_by(|&a, &b| costs[a].flops.total_cmp(&costs[b].flops))
+        .unwrap_or(0);
+    if !within(&costs[0]) || costs[best].flops <= 0.8 * costs[0].flops {
+        best
     } else {
-        given.0
+        0
     }
 }
 
