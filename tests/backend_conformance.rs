@@ -553,6 +553,37 @@ fn env_tasks_match_the_plain_contraction_at_the_first_and_an_inner_site() {
 }
 
 #[test]
+fn env_of_a_wide_operator_on_an_mpo_matches_the_plain_contraction() {
+    on_every_backend(|backend, dtype| {
+        let top = random_mpo(6, 2, 2, 12, 0.5, 1);
+        let bottom = random_mpo(6, 2, 2, 2, 0.5, 2);
+        let mut shape = Stack::of_trains(&[&top, &bottom]).unwrap().shape();
+        for layer in &mut shape.layers {
+            layer.dtype = dtype;
+        }
+        let options = GraphOptions {
+            dtype: Some(dtype),
+            ..GraphOptions::new(4)
+        };
+        let g = SweepGraph::build(&shape, &options).unwrap();
+        let task = task_where(&g, |t| t.op == Op::Env && t.site == 2);
+        let inputs = inputs_of(&g, &task, dtype);
+        assert_eq!(
+            inputs[1].dims,
+            [12, 12, 2, 2],
+            "the top core of bond 12 both sides"
+        );
+        let got = run(backend, &g, &task, &inputs);
+        let omega = omega(&g, 2, task.cols.unwrap());
+        let mut operands: Vec<(Vec<Leg>, &Dense)> = vec![(legs::omega(), &omega)];
+        operands.push((legs::env_in(2), &inputs[0]));
+        operands.extend(core_legs().into_iter().zip(&inputs[1..]));
+        let want = einsum(&operands, &legs::env_out(2));
+        assert_close(&got[0], &want, dtype, "env of a wide operator");
+    });
+}
+
+#[test]
 fn sketch_fold_project_and_first_match_the_plain_contraction() {
     on_every_backend(|backend, dtype| {
         for fold in [false, true] {

@@ -62,3 +62,41 @@ fn sketches_last<O: Operand>(c_prev: &O, cores: &[O], omega: &O) -> bool {
         cheapest(&[cost(weighted_top_first), cost(sketch_last)]) == 1
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The operands of an inner site's env over a top MPO of bond `top` and a bottom layer of
+    /// bond `bottom` with `down` outputs per site (1: an MPS), 2 physical legs, 256 columns.
+    fn site(top: usize, bottom: usize, down: usize) -> (Labeled<Shape>, Vec<Labeled<Shape>>) {
+        let labeled = |legs: Vec<Leg>, value: Shape| Labeled { legs, value };
+        let c_prev = labeled(legs::env_in(2), vec![256, top, bottom]);
+        let cores = vec![
+            labeled(legs::core(0, 2), vec![top, top, 2, 2]),
+            labeled(legs::core(1, 2), vec![bottom, bottom, 2, down]),
+        ];
+        (c_prev, cores)
+    }
+
+    fn omega(down: usize) -> Labeled<Shape> {
+        Labeled {
+            legs: legs::omega(),
+            value: vec![2, down, 256],
+        }
+    }
+
+    #[test]
+    fn a_wide_top_layer_takes_omega_last_and_mpo_mps_keeps_the_weighted_top_core() {
+        let (c_prev, cores) = site(256, 4, 2);
+        assert!(
+            sketches_last(&c_prev, &cores, &omega(2)),
+            "MPO·MPO, bond 256 on top"
+        );
+        let (c_prev, cores) = site(12, 2, 2);
+        let conformance = "the shapes of tests/backend_conformance.rs's wide operator";
+        assert!(sketches_last(&c_prev, &cores, &omega(2)), "{conformance}");
+        let (c_prev, cores) = site(16, 128, 1);
+        assert!(!sketches_last(&c_prev, &cores, &omega(1)), "MPO·MPS");
+    }
+}
