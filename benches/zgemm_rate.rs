@@ -1,17 +1,26 @@
-//! faer's own complex128 GEMM rate on this machine: the ceiling the sweep is measured against.
+//! faer's own GEMM rates on this machine, in complex128 (the ceiling the sweep is measured
+//! against), complex64 and float64.
 //!
-//! `cargo bench --bench zgemm_rate [-- THREADS]` prints one JSON line with the best rate over a
-//! few shapes typical of the sweep's contractions.
+//! `cargo bench --bench zgemm_rate [-- THREADS]` prints one JSON line with the best rate of each
+//! type over a few shapes typical of the sweep's contractions (`zgemm_gflops`, `cgemm_gflops`,
+//! `dgemm_gflops`), and the complex128 rate of each shape.
 
+use faer::traits::ComplexField;
 use faer::{Accum, Mat, Par};
-use num_complex::Complex64 as C64;
+use num_complex::{Complex32, Complex64};
 use std::time::Instant;
 
-/// GFLOP/s of `reps` products of an `m × k` by a `k × n` complex matrix (best of the reps).
-fn rate(m: usize, k: usize, n: usize, threads: usize) -> f64 {
-    let a = Mat::<C64>::from_fn(m, k, |i, j| C64::new((i + 2 * j) as f64 * 1e-3, 1.0));
-    let b = Mat::<C64>::from_fn(k, n, |i, j| C64::new((i * j) as f64 * 1e-4, 0.5));
-    let mut c = Mat::<C64>::zeros(m, n);
+/// GFLOP/s (real flops: 8 per complex multiply-add, 2 per real one) of products of an `m × k`
+/// by a `k × n` matrix of `T`, whose elements `entry` makes (best of a few repetitions).
+fn rate<T: ComplexField + Copy>(
+    (m, k, n): (usize, usize, usize),
+    threads: usize,
+    flops_per_fma: f64,
+    entry: fn(f64, f64) -> T,
+) -> f64 {
+    let a = Mat::<T>::from_fn(m, k, |i, j| entry((i + 2 * j) as f64 * 1e-3, 1.0));
+    let b = Mat::<T>::from_fn(k, n, |i, j| entry((i * j) as f64 * 1e-4, 0.5));
+    let mut c = Mat::<T>::zeros(m, n);
     (0..6)
         .map(|_| {
             let start = Instant::now();
@@ -20,12 +29,17 @@ fn rate(m: usize, k: usize, n: usize, threads: usize) -> f64 {
                 Accum::Replace,
                 a.as_ref(),
                 b.as_ref(),
-                C64::new(1.0, 0.0),
+                entry(1.0, 0.0),
                 Par::rayon(threads),
             );
-            8.0 * (m * n * k) as f64 / start.elapsed().as_secs_f64() / 1e9
+            flops_per_fma * (m * n * k) as f64 / start.elapsed().as_secs_f64() / 1e9
         })
         .fold(0.0, f64::max)
+}
+
+/// The best of `rates`.
+fn best(rates: &[f64]) -> f64 {
+    rates.iter().copied().fold(0.0, f64::max)
 }
 
 fn main() {
@@ -39,11 +53,21 @@ fn main() {
         (8192, 128, 256),
         (2048, 2048, 256),
     ];
-    let rates: Vec<f64> = shapes
-        .iter()
-        .map(|&(m, k, n)| rate(m, k, n, threads))
-        .collect();
-    let best = rates.iter().copied().fold(0.0, f64::max);
+    let per_shape = |one: &dyn Fn((usize, usize, usize)) -> f64| {
+        shapes.iter().map(|&s| one(s)).collect::<Vec<f64>>()
+    };
+    let z = per_shape(&|s| rate(s, threads, 8.0, Complex64::new));
+    let c = per_shape(&|s| {
+        rate(s, threads, 8.0, |re, im| {
+            Complex32::new(re as f32, im as f32)
+        })
+    });
+    let d = per_shape(&|s| rate(s, threads, 2.0, |re, _| re));
     let shapes: Vec<[usize; 3]> = shapes.iter().map(|&(m, k, n)| [m, k, n]).collect();
-    println!("{{\"zgemm_gflops\": {best:.2}, \"per_shape\": {rates:?}, \"shapes\": {shapes:?}}}");
+    println!(
+        "{{\"zgemm_gflops\": {:.2}, \"cgemm_gflops\": {:.2}, \"dgemm_gflops\": {:.2}, \"per_shape\": {z:?}, \"shapes\": {shapes:?}}}",
+        best(&z),
+        best(&c),
+        best(&d)
+    );
 }

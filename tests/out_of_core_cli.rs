@@ -293,6 +293,14 @@ fn report_sums_a_trace_like_the_run_report() {
         (stalled - total).abs() <= 0.01 * total + 1e-6,
         "{stalled} vs {total}"
     );
+    let kernels = summary["kernels"].as_array().unwrap();
+    let qr = kernels.iter().find(|k| k["kernel"] == "qr").unwrap();
+    assert!(qr["factorization_share"].as_f64().unwrap() > 0.3, "{qr}");
+    for k in kernels {
+        let shares =
+            ["gemm_share", "factorization_share", "copy_share"].map(|s| k[s].as_f64().unwrap());
+        assert!(shares.iter().sum::<f64>() <= 1.0 + 1e-9, "{k}");
+    }
     let read = lane("right-to-left", "disk-read");
     assert!(read["bytes"].as_u64().unwrap() > 0);
     let overlap = read["overlap_with_compute"].as_f64().unwrap();

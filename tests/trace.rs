@@ -62,6 +62,41 @@ fn trace_has_lanes_counters_and_flows_and_agrees_with_the_report() {
 }
 
 #[test]
+fn compute_slices_split_their_time_into_gemm_factorization_and_copies() {
+    let stack = problem();
+    let scratch = tempfile::tempdir().unwrap();
+    let engine = engine(u64::MAX, u64::MAX, scratch.path(), None);
+    let (trace, _, _) = traced_run(&engine, &stack);
+    let TraceParts { slice_events, .. } = check_trace(&trace);
+    let seconds = |e: &serde_json::Value, key: &str| e["args"][key].as_f64();
+    let mut counted = std::collections::HashMap::<String, f64>::new();
+    for e in &slice_events {
+        let kind = e["cat"].as_str().unwrap().to_string();
+        let Some(gemm) = seconds(e, "gemm_s") else {
+            assert!(
+                !["env", "sketch", "fold", "project", "qr"].contains(&kind.as_str()),
+                "a kernel without its primitives' times: {e}"
+            );
+            continue;
+        };
+        let parts = gemm + seconds(e, "factorization_s").unwrap() + seconds(e, "copy_s").unwrap();
+        let dur = e["dur"].as_f64().unwrap() / 1e6;
+        assert!(
+            parts <= dur + 1e-4,
+            "{parts} s of primitives in {dur} s: {e}"
+        );
+        *counted.entry(format!("{kind} gemm")).or_default() += gemm;
+        *counted.entry(format!("{kind} factorization")).or_default() +=
+            seconds(e, "factorization_s").unwrap();
+    }
+    for kernel in ["env", "sketch", "project"] {
+        assert!(counted[&format!("{kernel} gemm")] > 0.0, "{counted:?}");
+    }
+    assert!(counted["qr factorization"] > 0.0, "{counted:?}");
+    assert_eq!(counted["env factorization"], 0.0, "{counted:?}");
+}
+
+#[test]
 fn each_device_is_a_process_with_its_own_lanes_and_pool() {
     let stack = problem();
     let options = srcflow::Options {

@@ -1,6 +1,7 @@
 //! `CpuBackend`: the primitives on host memory, GEMM, QR and SVD by faer, parallel with a rayon
 //! pool of its own (each device of a run keeps its own pool; nothing is set globally).
 
+use super::primitive_time::{timed, Primitive};
 use super::{Backend, DeviceTensor, Gemm, Stream};
 use crate::device::{MemoryPool, PoolConfig, SimulatedPool};
 use crate::error::{Error, Result};
@@ -213,31 +214,37 @@ impl Backend for CpuBackend {
     }
 
     fn permute(&self, tensor: &DeviceTensor, perm: &[usize]) -> Result<DeviceTensor> {
-        let dims: Vec<usize> = perm.iter().map(|&p| tensor.dims()[p]).collect();
-        self.pool.install(|| {
-            for_dtype!(tensor.dtype(), T => {
-                let data = permute_elements(elements::<T>(tensor)?, tensor.dims(), perm);
-                tensor_of(dims, data)
+        timed(Primitive::Copy, || {
+            let dims: Vec<usize> = perm.iter().map(|&p| tensor.dims()[p]).collect();
+            self.pool.install(|| {
+                for_dtype!(tensor.dtype(), T => {
+                    let data = permute_elements(elements::<T>(tensor)?, tensor.dims(), perm);
+                    tensor_of(dims, data)
+                })
             })
         })
     }
 
     fn conj(&self, tensor: &DeviceTensor) -> Result<DeviceTensor> {
-        for_dtype!(tensor.dtype(), T => {
-            let data = elements::<T>(tensor)?.iter().map(|&z| Scalar::conj(z)).collect();
-            tensor_of::<T>(tensor.dims().to_vec(), data)
+        timed(Primitive::Copy, || {
+            for_dtype!(tensor.dtype(), T => {
+                let data = elements::<T>(tensor)?.iter().map(|&z| Scalar::conj(z)).collect();
+                tensor_of::<T>(tensor.dims().to_vec(), data)
+            })
         })
     }
 
     fn cast(&self, tensor: &DeviceTensor, dtype: DType) -> Result<DeviceTensor> {
-        if tensor.dtype() == dtype {
-            return Ok(tensor.clone());
-        }
-        for_dtype!(tensor.dtype(), T => {
-            let from = elements::<T>(tensor)?;
-            for_dtype!(dtype, U => {
-                let data = from.iter().map(|&z| U::from_c64(z.to_c64())).collect();
-                tensor_of::<U>(tensor.dims().to_vec(), data)
+        timed(Primitive::Copy, || {
+            if tensor.dtype() == dtype {
+                return Ok(tensor.clone());
+            }
+            for_dtype!(tensor.dtype(), T => {
+                let from = elements::<T>(tensor)?;
+                for_dtype!(dtype, U => {
+                    let data = from.iter().map(|&z| U::from_c64(z.to_c64())).collect();
+                    tensor_of::<U>(tensor.dims().to_vec(), data)
+                })
             })
         })
     }
@@ -249,47 +256,55 @@ impl Backend for CpuBackend {
         gemm: Gemm,
         dims: Vec<usize>,
     ) -> Result<DeviceTensor> {
-        self.pool.install(|| {
-            for_dtype!(a.dtype(), T => {
-                let mut out = vec![T::zero(); gemm.batch * gemm.m * gemm.n];
-                batched_gemm(gemm, elements::<T>(a)?, elements::<T>(b)?, &mut out);
-                tensor_of(dims, out)
+        timed(Primitive::Gemm, || {
+            self.pool.install(|| {
+                for_dtype!(a.dtype(), T => {
+                    let mut out = vec![T::zero(); gemm.batch * gemm.m * gemm.n];
+                    batched_gemm(gemm, elements::<T>(a)?, elements::<T>(b)?, &mut out);
+                    tensor_of(dims, out)
+                })
             })
         })
     }
 
     fn thin_qr(&self, a: &DeviceTensor) -> Result<(DeviceTensor, DeviceTensor)> {
-        let (rows, cols) = matrix_dims(a)?;
-        self.pool.install(|| {
-            for_dtype!(a.dtype(), T => {
-                let view = MatRef::from_column_major_slice(elements::<T>(a)?, rows, cols);
-                let (q, r) = matrix::thin_qr(view);
-                Ok((column_major(q.as_ref())?, column_major(r.as_ref())?))
+        timed(Primitive::Factorization, || {
+            let (rows, cols) = matrix_dims(a)?;
+            self.pool.install(|| {
+                for_dtype!(a.dtype(), T => {
+                    let view = MatRef::from_column_major_slice(elements::<T>(a)?, rows, cols);
+                    let (q, r) = matrix::thin_qr(view);
+                    Ok((column_major(q.as_ref())?, column_major(r.as_ref())?))
+                })
             })
         })
     }
 
     fn thin_svd(&self, a: &DeviceTensor) -> Result<(DeviceTensor, Vec<f64>, DeviceTensor)> {
-        let (rows, cols) = matrix_dims(a)?;
-        self.pool.install(|| {
-            for_dtype!(a.dtype(), T => {
-                let view = MatRef::from_column_major_slice(elements::<T>(a)?, rows, cols);
-                let (u, s, v) = matrix::svd(view)?;
-                let vh = faer::Mat::from_fn(s.len(), cols, |i, j| Scalar::conj(v[(j, i)]));
-                Ok((column_major(u.as_ref())?, s, column_major(vh.as_ref())?))
+        timed(Primitive::Factorization, || {
+            let (rows, cols) = matrix_dims(a)?;
+            self.pool.install(|| {
+                for_dtype!(a.dtype(), T => {
+                    let view = MatRef::from_column_major_slice(elements::<T>(a)?, rows, cols);
+                    let (u, s, v) = matrix::svd(view)?;
+                    let vh = faer::Mat::from_fn(s.len(), cols, |i, j| Scalar::conj(v[(j, i)]));
+                    Ok((column_major(u.as_ref())?, s, column_major(vh.as_ref())?))
+                })
             })
         })
     }
 
     fn scale(&self, tensor: &DeviceTensor, axis: usize, factors: &[f64]) -> Result<DeviceTensor> {
-        let (_, size, inner) = around(tensor.dims(), axis);
-        for_dtype!(tensor.dtype(), T => {
-            let data = elements::<T>(tensor)?
-                .iter()
-                .enumerate()
-                .map(|(i, &z)| z * T::from_c64(factors[(i / inner) % size].into()))
-                .collect();
-            tensor_of::<T>(tensor.dims().to_vec(), data)
+        timed(Primitive::Copy, || {
+            let (_, size, inner) = around(tensor.dims(), axis);
+            for_dtype!(tensor.dtype(), T => {
+                let data = elements::<T>(tensor)?
+                    .iter()
+                    .enumerate()
+                    .map(|(i, &z)| z * T::from_c64(factors[(i / inner) % size].into()))
+                    .collect();
+                tensor_of::<T>(tensor.dims().to_vec(), data)
+            })
         })
     }
 
@@ -299,45 +314,51 @@ impl Backend for CpuBackend {
         axis: usize,
         range: Range<usize>,
     ) -> Result<DeviceTensor> {
-        let (outer, size, inner) = around(tensor.dims(), axis);
-        let mut dims = tensor.dims().to_vec();
-        dims[axis] = range.len();
-        for_dtype!(tensor.dtype(), T => {
-            let from = elements::<T>(tensor)?;
-            let data = (0..outer)
-                .flat_map(|o| {
-                    let start = (o * size + range.start) * inner;
-                    from[start..start + range.len() * inner].iter().copied()
-                })
-                .collect();
-            tensor_of::<T>(dims, data)
+        timed(Primitive::Copy, || {
+            let (outer, size, inner) = around(tensor.dims(), axis);
+            let mut dims = tensor.dims().to_vec();
+            dims[axis] = range.len();
+            for_dtype!(tensor.dtype(), T => {
+                let from = elements::<T>(tensor)?;
+                let data = (0..outer)
+                    .flat_map(|o| {
+                        let start = (o * size + range.start) * inner;
+                        from[start..start + range.len() * inner].iter().copied()
+                    })
+                    .collect();
+                tensor_of::<T>(dims, data)
+            })
         })
     }
 
     fn join(&self, parts: &[DeviceTensor], axis: usize) -> Result<DeviceTensor> {
-        let first = parts
-            .first()
-            .ok_or_else(|| Error::Invalid("nothing to join".into()))?;
-        let (outer, _, inner) = around(first.dims(), axis);
-        let mut dims = first.dims().to_vec();
-        dims[axis] = parts.iter().map(|p| p.dims()[axis]).sum();
-        for_dtype!(first.dtype(), T => {
-            let sources = parts
-                .iter()
-                .map(|p| Ok((elements::<T>(p)?, p.dims()[axis] * inner)))
-                .collect::<Result<Vec<_>>>()?;
-            let mut data = Vec::with_capacity(dims.iter().product());
-            for o in 0..outer {
-                for (from, run) in &sources {
-                    data.extend_from_slice(&from[o * run..(o + 1) * run]);
+        timed(Primitive::Copy, || {
+            let first = parts
+                .first()
+                .ok_or_else(|| Error::Invalid("nothing to join".into()))?;
+            let (outer, _, inner) = around(first.dims(), axis);
+            let mut dims = first.dims().to_vec();
+            dims[axis] = parts.iter().map(|p| p.dims()[axis]).sum();
+            for_dtype!(first.dtype(), T => {
+                let sources = parts
+                    .iter()
+                    .map(|p| Ok((elements::<T>(p)?, p.dims()[axis] * inner)))
+                    .collect::<Result<Vec<_>>>()?;
+                let mut data = Vec::with_capacity(dims.iter().product());
+                for o in 0..outer {
+                    for (from, run) in &sources {
+                        data.extend_from_slice(&from[o * run..(o + 1) * run]);
+                    }
                 }
-            }
-            tensor_of::<T>(dims, data)
+                tensor_of::<T>(dims, data)
+            })
         })
     }
 
     fn zeros(&self, dims: Vec<usize>, dtype: DType) -> Result<DeviceTensor> {
-        self.upload(&AnyTensor::zeros(dtype, dims))
+        timed(Primitive::Copy, || {
+            self.upload(&AnyTensor::zeros(dtype, dims))
+        })
     }
 
     fn place(
@@ -347,23 +368,25 @@ impl Backend for CpuBackend {
         start: usize,
         part: &DeviceTensor,
     ) -> Result<()> {
-        let (w, p) = (whole.dims(), part.dims());
-        let alike = w.len() == p.len() && (0..w.len()).all(|a| a == axis || w[a] == p[a]);
-        if axis >= w.len() || !alike || start + p[axis] > w[axis] {
-            return Err(Error::Invalid(format!(
-                "cannot place {part:?} at {start} along axis {axis} of {whole:?}"
-            )));
-        }
-        let (outer, size, inner) = around(w, axis);
-        let run = p[axis] * inner;
-        for_dtype!(whole.dtype(), T => {
-            let from = elements::<T>(part)?;
-            let to = elements_mut::<T>(whole)?;
-            for o in 0..outer {
-                let at = (o * size + start) * inner;
-                to[at..at + run].copy_from_slice(&from[o * run..(o + 1) * run]);
+        timed(Primitive::Copy, || {
+            let (w, p) = (whole.dims(), part.dims());
+            let alike = w.len() == p.len() && (0..w.len()).all(|a| a == axis || w[a] == p[a]);
+            if axis >= w.len() || !alike || start + p[axis] > w[axis] {
+                return Err(Error::Invalid(format!(
+                    "cannot place {part:?} at {start} along axis {axis} of {whole:?}"
+                )));
             }
-            Ok(())
+            let (outer, size, inner) = around(w, axis);
+            let run = p[axis] * inner;
+            for_dtype!(whole.dtype(), T => {
+                let from = elements::<T>(part)?;
+                let to = elements_mut::<T>(whole)?;
+                for o in 0..outer {
+                    let at = (o * size + start) * inner;
+                    to[at..at + run].copy_from_slice(&from[o * run..(o + 1) * run]);
+                }
+                Ok(())
+            })
         })
     }
 }

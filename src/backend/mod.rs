@@ -8,10 +8,13 @@
 mod cpu;
 mod device_tensor;
 mod operand;
+mod primitive_time;
 
 pub use cpu::CpuBackend;
 pub use device_tensor::DeviceTensor;
 pub use operand::BackendTensor;
+pub use primitive_time::PrimitiveTimes;
+pub(crate) use primitive_time::{add as add_primitive_times, take as take_primitive_times};
 
 use crate::device::{MemoryPool, PoolConfig};
 use crate::error::Result;

@@ -4,7 +4,10 @@
 use super::backend_values::BackendValues;
 use super::output_slots::{OutputSlots, SlicePlace};
 use super::{collective, CoreSink, CoreSource};
-use crate::backend::{Backend, BackendTensor, DeviceTensor, Stream};
+use crate::backend::{
+    add_primitive_times, take_primitive_times, Backend, BackendTensor, DeviceTensor,
+    PrimitiveTimes, Stream,
+};
 use crate::device::{Block, DeviceFault};
 use crate::error::{Error, Result};
 use crate::graph::{Cols, Lane, Op, SweepGraph, Task};
@@ -34,15 +37,21 @@ pub(super) struct TaskRouter<'a> {
 
 impl Executor for TaskRouter<'_> {
     /// Runs `task` within its device's backend, on the stream of its lane; an error that does
-    /// not say which task failed is prefixed with it.
+    /// not say which task failed is prefixed with it. The time its primitives took is counted
+    /// on the calling thread, wherever the backend ran them.
     fn execute(&self, task: &Task, inputs: Vec<Value>, blocks: Vec<Block>) -> Result<Vec<Value>> {
         let mut given = Some((inputs, blocks));
         let mut outputs = None;
+        let mut spent = PrimitiveTimes::default();
         let mut work = || {
             let (inputs, blocks) = given.take().expect("the backend runs a task once");
+            let before = take_primitive_times();
             outputs = Some(self.route(task, inputs, blocks));
+            spent = take_primitive_times();
+            add_primitive_times(before);
         };
         self.backend(task).within(stream_of(task.op), &mut work);
+        add_primitive_times(spent);
         outputs
             .expect("the backend ran the task")
             .map_err(|error| naming(task, error))

@@ -165,8 +165,13 @@ impl Dispatcher {
             let seconds = (report.end - report.start).as_secs_f64();
             match report.result {
                 Ok(outputs) if failure.is_none() => {
-                    self.log
-                        .record(report.node, &task, report.start, report.end);
+                    self.log.record(
+                        report.node,
+                        &task,
+                        report.start,
+                        report.end,
+                        report.primitives,
+                    );
                     tracing::trace!(%task, seconds, "task done");
                     let amount = if task.lane == Lane::Compute {
                         task.flops

@@ -3,6 +3,7 @@
 //! simulated ones (`ModelLanes`).
 
 use super::Executor;
+use crate::backend::{take_primitive_times, PrimitiveTimes};
 use crate::device::Block;
 use crate::error::{Error, Result};
 use crate::graph::{LaneId, Task};
@@ -28,6 +29,8 @@ pub(super) struct Done {
     pub result: Result<Vec<Value>>,
     pub start: Instant,
     pub end: Instant,
+    /// The time its backend primitives took, by kind.
+    pub primitives: PrimitiveTimes,
 }
 
 /// The lanes as the dispatcher sees them.
@@ -90,6 +93,7 @@ fn worker(executor: &dyn Executor, jobs: Receiver<Job>, done: Sender<Done>) {
             result,
             start,
             end: Instant::now(),
+            primitives: take_primitive_times(),
         });
     }
 }

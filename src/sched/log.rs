@@ -2,6 +2,7 @@
 
 use super::stall::{StallCause, StallSpell};
 use super::{GovernorLog, Stalls};
+use crate::backend::PrimitiveTimes;
 use crate::device::PoolUsage;
 use crate::graph::{Cols, Lane, Op, Pass, SweepGraph, Task};
 use crate::store::TierBytes;
@@ -35,6 +36,8 @@ pub struct TaskEvent {
     pub flops: f64,
     /// Bytes it moved between tiers or files.
     pub bytes: u64,
+    /// The time its backend primitives took, by kind (zero where the backend does not count).
+    pub primitives: PrimitiveTimes,
 }
 
 /// Bytes held on each tier at one moment.
@@ -109,8 +112,15 @@ impl RunLog {
         self.memory.push(MemorySample { at, held, pools });
     }
 
-    /// Records that `task` ran from `start` to `end`.
-    pub fn record(&mut self, node: NodeIndex, task: &Task, start: Instant, end: Instant) {
+    /// Records that `task` ran from `start` to `end`, `primitives` of it in backend primitives.
+    pub fn record(
+        &mut self,
+        node: NodeIndex,
+        task: &Task,
+        start: Instant,
+        end: Instant,
+        primitives: PrimitiveTimes,
+    ) {
         let secs = |t: Instant| t.saturating_duration_since(self.origin).as_secs_f64();
         self.events.push(TaskEvent {
             node,
@@ -125,6 +135,7 @@ impl RunLog {
             end: secs(end),
             flops: task.flops,
             bytes: task.moved_bytes,
+            primitives,
         });
     }
 

@@ -3,6 +3,7 @@
 
 use super::lanes::{execute, Done, Job, Lanes};
 use super::{Clock, Executor};
+use crate::backend::PrimitiveTimes;
 use crate::graph::Task;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -92,6 +93,7 @@ impl Lanes for ModelLanes<'_> {
             result,
             start,
             end,
+            primitives: PrimitiveTimes::default(),
         }));
     }
 

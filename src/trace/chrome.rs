@@ -104,7 +104,8 @@ fn names(devices: usize) -> Vec<Value> {
     names
 }
 
-/// The complete event of one task, with its site, pass, columns, bytes, flops and rate.
+/// The complete event of one task, with its site, pass, columns, bytes, flops and rate, and
+/// the seconds its backend primitives took by kind where the backend counted them.
 fn slice(graph: &SweepGraph, event: &TaskEvent) -> Value {
     let (pid, tid) = track(event.lane, event.device);
     let seconds = event.end - event.start;
@@ -122,6 +123,11 @@ fn slice(graph: &SweepGraph, event: &TaskEvent) -> Value {
     if event.flops > 0.0 {
         args["flops"] = json!(event.flops);
         args["gflops_per_s"] = json!(event.flops / seconds.max(1e-12) / 1e9);
+    }
+    if !event.primitives.is_zero() {
+        args["gemm_s"] = json!(event.primitives.gemm_s);
+        args["factorization_s"] = json!(event.primitives.factorization_s);
+        args["copy_s"] = json!(event.primitives.copy_s);
     }
     if let Op::Spill { to: tier } | Op::Fetch { from: tier } = event.op {
         args["tier"] = json!(tier.to_string());

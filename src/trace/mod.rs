@@ -2,10 +2,12 @@
 //! chrome://tracing.
 
 mod chrome;
+mod kernel_summary;
 mod summary;
 mod timeline;
 
 pub use chrome::{chrome_trace, write_chrome_trace};
+pub use kernel_summary::KernelSummary;
 pub use summary::{LaneSummary, TraceSummary};
 pub use timeline::timeline_svg;
 

@@ -1,5 +1,7 @@
 //! `TraceSummary`: a trace read back and summed per pass and lane (`srcflow report`).
 
+use super::kernel_summary::KernelSummary;
+use crate::backend::PrimitiveTimes;
 use crate::graph::Pass;
 use serde::Serialize;
 use serde_json::Value;
@@ -36,17 +38,35 @@ pub struct TraceSummary {
     pub pass_s: BTreeMap<String, f64>,
     /// Every lane that ran something, pass by pass.
     pub lanes: Vec<LaneSummary>,
+    /// The compute lanes' tasks summed per kernel, both passes together.
+    pub kernels: Vec<KernelSummary>,
 }
 
 /// One task slice of a trace.
-struct Slice {
+pub(super) struct Slice {
+    /// The kind of task (the slice's category: "env", "qr", "read", …).
+    pub kernel: String,
+    /// The time its backend primitives took, by kind.
+    pub primitives: PrimitiveTimes,
     lane: String,
     pass: String,
     start: f64,
     end: f64,
     bytes: u64,
-    flops: f64,
+    pub flops: f64,
     stall: bool,
+}
+
+impl Slice {
+    /// Seconds the task ran.
+    pub fn seconds(&self) -> f64 {
+        self.end - self.start
+    }
+
+    /// True for a task on a compute lane (not an idle spell).
+    pub fn is_compute_task(&self) -> bool {
+        is_compute(&self.lane) && !self.stall
+    }
 }
 
 impl TraceSummary {
@@ -92,7 +112,12 @@ impl TraceSummary {
                 lanes.push(lane_summary(pass, lane, *span, busy, &mine, &compute));
             }
         }
-        Ok(TraceSummary { pass_s, lanes })
+        let kernels = KernelSummary::of(&slices);
+        Ok(TraceSummary {
+            pass_s,
+            lanes,
+            kernels,
+        })
     }
 }
 
@@ -204,7 +229,14 @@ fn slices(events: &[Value]) -> std::result::Result<Vec<Slice>, String> {
         };
         let start = number(&e["ts"], "ts")? / 1e6;
         let stall = e["cat"] == "stall";
+        let seconds = |name: &str| e["args"][name].as_f64().unwrap_or(0.0);
         slices.push(Slice {
+            kernel: e["cat"].as_str().unwrap_or_default().to_string(),
+            primitives: PrimitiveTimes {
+                gemm_s: seconds("gemm_s"),
+                factorization_s: seconds("factorization_s"),
+                copy_s: seconds("copy_s"),
+            },
             lane: if stall {
                 compute(track.0)
             } else {
@@ -259,6 +291,6 @@ impl fmt::Display for TraceSummary {
                 )?;
             }
         }
-        Ok(())
+        KernelSummary::write_table(&self.kernels, f)
     }
 }

@@ -1,0 +1,103 @@
+//! The time a task spends in each kind of backend primitive, counted by the thread that runs
+//! them: how much of a kernel is GEMM, factorization, or moving elements (permutes, casts,
+//! slices, joins), for the trace and `srcflow report`.
+
+use serde::Serialize;
+use std::cell::Cell;
+use std::ops::Add;
+use std::time::Instant;
+
+/// The kinds of primitive a task's time is split into.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Primitive {
+    /// Batched GEMMs.
+    Gemm,
+    /// QR and SVD factorizations.
+    Factorization,
+    /// Copies that move or convert elements: permutes, conjugations, casts, scalings, slices,
+    /// joins, placements, zero fills.
+    Copy,
+}
+
+/// Seconds spent in each kind of primitive.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
+pub struct PrimitiveTimes {
+    /// Seconds in batched GEMMs.
+    pub gemm_s: f64,
+    /// Seconds in QR and SVD factorizations.
+    pub factorization_s: f64,
+    /// Seconds in copies.
+    pub copy_s: f64,
+}
+
+impl PrimitiveTimes {
+    /// True when no time was counted (a task that ran no primitive, or a backend that does
+    /// not count).
+    pub fn is_zero(&self) -> bool {
+        *self == PrimitiveTimes::default()
+    }
+
+    /// `seconds` more of `kind`.
+    fn plus(mut self, kind: Primitive, seconds: f64) -> Self {
+        match kind {
+            Primitive::Gemm => self.gemm_s += seconds,
+            Primitive::Factorization => self.factorization_s += seconds,
+            Primitive::Copy => self.copy_s += seconds,
+        }
+        self
+    }
+}
+
+impl Add for PrimitiveTimes {
+    type Output = PrimitiveTimes;
+    fn add(self, other: PrimitiveTimes) -> PrimitiveTimes {
+        PrimitiveTimes {
+            gemm_s: self.gemm_s + other.gemm_s,
+            factorization_s: self.factorization_s + other.factorization_s,
+            copy_s: self.copy_s + other.copy_s,
+        }
+    }
+}
+
+thread_local! {
+    /// What the current thread counted since it was last taken.
+    static COUNTED: Cell<PrimitiveTimes> = Cell::new(PrimitiveTimes::default());
+}
+
+/// Runs `primitive`, counting its wall time as `kind` on the current thread.
+pub(crate) fn timed<R>(kind: Primitive, primitive: impl FnOnce() -> R) -> R {
+    let start = Instant::now();
+    let result = primitive();
+    add(PrimitiveTimes::default().plus(kind, start.elapsed().as_secs_f64()));
+    result
+}
+
+/// What the current thread counted since the last call; the count starts again from zero.
+pub(crate) fn take() -> PrimitiveTimes {
+    COUNTED.with(|counted| counted.take())
+}
+
+/// Adds `times` to the current thread's count (how a count moves from the thread that ran a
+/// task's primitives to the thread that reports the task).
+pub(crate) fn add(times: PrimitiveTimes) {
+    COUNTED.with(|counted| counted.set(counted.get() + times));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_kind_counts_apart_and_taking_starts_again_from_zero() {
+        take();
+        timed(Primitive::Gemm, || {
+            std::thread::sleep(std::time::Duration::from_millis(2))
+        });
+        timed(Primitive::Copy, || ());
+        let counted = take();
+        assert!(counted.gemm_s >= 0.002, "{counted:?}");
+        assert_eq!(counted.factorization_s, 0.0);
+        assert!(counted.copy_s < counted.gemm_s);
+        assert!(take().is_zero());
+    }
+}
