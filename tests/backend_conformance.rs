@@ -255,6 +255,62 @@ fn batched_gemm_matches_the_plain_product_small_and_large_with_every_conjugation
 }
 
 #[test]
+fn batched_gemm_reads_operands_stored_transposed() {
+    on_every_backend(|backend, dtype| {
+        for (batch, m, n, k) in [(3, 2, 5, 4), (2, 70, 66, 72)] {
+            let a = Dense::random(&[batch, m, k], 4, dtype);
+            let b = Dense::random(&[batch, k, n], 5, dtype);
+            let [a_legs, b_legs] = [
+                [Leg::Col, Leg::Up, Leg::Join(0)],
+                [Leg::Col, Leg::Join(0), Leg::Down],
+            ];
+            let want = einsum(
+                &[(a_legs.to_vec(), &a), (b_legs.to_vec(), &b)],
+                &[Leg::Col, Leg::Up, Leg::Down],
+            );
+            let stored = |d: &Dense, legs: [Leg; 3], transposed: bool| {
+                let order = if transposed {
+                    [legs[0], legs[2], legs[1]]
+                } else {
+                    legs
+                };
+                einsum(&[(legs.to_vec(), d)], &order).on(backend, dtype)
+            };
+            for (transpose_a, transpose_b) in [(true, false), (false, true), (true, true)] {
+                let gemm = Gemm {
+                    transpose_a,
+                    transpose_b,
+                    conj_a: transpose_b,
+                    ..Gemm::new(batch, m, n, k)
+                };
+                let out = backend
+                    .batched_gemm(
+                        &stored(&a, a_legs, transpose_a),
+                        &stored(&b, b_legs, transpose_b),
+                        gemm,
+                        vec![batch, m, n],
+                    )
+                    .unwrap();
+                let want = if gemm.conj_a {
+                    let conj_a = Dense {
+                        dims: a.dims.clone(),
+                        data: a.data.iter().map(|z| z.conj()).collect(),
+                    };
+                    einsum(
+                        &[(a_legs.to_vec(), &conj_a), (b_legs.to_vec(), &b)],
+                        &[Leg::Col, Leg::Up, Leg::Down],
+                    )
+                } else {
+                    want.clone()
+                };
+                let what = format!("batched GEMM transposed {transpose_a} {transpose_b}");
+                assert_close(&Dense::of(backend, out), &want, dtype, &what);
+            }
+        }
+    });
+}
+
+#[test]
 fn permute_conj_cast_and_scale_move_and_change_the_right_elements() {
     let legs = [Leg::Up, Leg::Down, Leg::Col, Leg::OutLeft];
     on_every_backend(|backend, dtype| {

@@ -123,7 +123,8 @@ fn around(dims: &[usize], axis: usize) -> (usize, usize, usize) {
 /// GEMMs smaller than this (m·n·k) run one per rayon task; larger ones use all threads each.
 const SMALL_GEMM: usize = 64 * 64 * 64;
 
-/// `out[b] = a[b] · c[b]` for every batch index `b`, with faer's GEMM on the current pool.
+/// `out[b] = op(a[b]) · op(c[b])` for every batch index `b` (see [`Gemm`]), with faer's GEMM on
+/// the current pool.
 fn batched_gemm<T: Scalar>(gemm: Gemm, a: &[T], b: &[T], out: &mut [T]) {
     let Gemm { batch, m, n, k, .. } = gemm;
     let conj = |flag: bool| if flag { Conj::Yes } else { Conj::No };
@@ -132,8 +133,16 @@ fn batched_gemm<T: Scalar>(gemm: Gemm, a: &[T], b: &[T], out: &mut [T]) {
         return;
     }
     let one_gemm = |a: &[T], b: &[T], out: &mut [T], par: Par| {
-        let lhs = MatRef::from_row_major_slice(a, m, k);
-        let rhs = MatRef::from_row_major_slice(b, k, n);
+        let lhs = if gemm.transpose_a {
+            MatRef::from_row_major_slice(a, k, m).transpose()
+        } else {
+            MatRef::from_row_major_slice(a, m, k)
+        };
+        let rhs = if gemm.transpose_b {
+            MatRef::from_row_major_slice(b, n, k).transpose()
+        } else {
+            MatRef::from_row_major_slice(b, k, n)
+        };
         let dst = MatMut::from_row_major_slice_mut(out, m, n);
         faer::linalg::matmul::matmul_with_conj(
             dst,

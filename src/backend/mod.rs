@@ -22,9 +22,12 @@ use crate::tensor::{AnyTensor, DType};
 use std::ops::Range;
 
 /// A batched GEMM over row-major operands: `out[b] = op(a[b]) · op(c[b])` for `b < batch`,
-/// with `a[b]` of `m × k`, `c[b]` of `k × n` and `out[b]` of `m × n`, each batch contiguous, and
-/// `op` the complex conjugate where its flag is set. faer conjugates inside the product; cuBLAS
-/// conjugates only with a transpose, so a GPU backend may conjugate a copy of one operand.
+/// with `op(a[b])` of `m × k`, `op(c[b])` of `k × n` and `out[b]` of `m × n`, each batch
+/// contiguous. `op` reads an operand as stored, or as the transpose of what is stored where its
+/// `transpose_*` flag is set (so a permute that only swaps the summed and the free axes costs no
+/// copy), and takes the complex conjugate where its `conj_*` flag is set. faer conjugates inside
+/// the product; cuBLAS conjugates only with a transpose, so a GPU backend may conjugate a copy of
+/// one operand.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Gemm {
     /// Number of independent products.
@@ -39,10 +42,15 @@ pub struct Gemm {
     pub conj_a: bool,
     /// Conjugates the right operand's elements.
     pub conj_b: bool,
+    /// The left operand is stored as its `k × m` transpose.
+    pub transpose_a: bool,
+    /// The right operand is stored as its `n × k` transpose.
+    pub transpose_b: bool,
 }
 
 impl Gemm {
-    /// The plain product of `batch` pairs of `m × k` and `k × n` matrices (no conjugation).
+    /// The plain product of `batch` pairs of `m × k` and `k × n` matrices (no conjugation, no
+    /// transpose).
     pub fn new(batch: usize, m: usize, n: usize, k: usize) -> Self {
         Gemm {
             batch,
@@ -51,6 +59,8 @@ impl Gemm {
             k,
             conj_a: false,
             conj_b: false,
+            transpose_a: false,
+            transpose_b: false,
         }
     }
 }

@@ -1,5 +1,6 @@
 //! `BackendTensor`: a tensor on a backend as a kernel's [`Operand`]: each contraction is one
-//! batched GEMM of the backend, after the permutes that bring the operands into GEMM order.
+//! batched GEMM of the backend, after the permutes that bring the operands into GEMM order
+//! (none for an operand stored as the transpose of its GEMM operand: the GEMM reads it so).
 
 use super::{Backend, DeviceTensor, Gemm};
 use crate::error::Result;
@@ -57,6 +58,21 @@ impl<'b> BackendTensor<'b> {
         }
     }
 
+    /// The held elements as a GEMM operand whose axes are `perm` (as stored, `layout`
+    /// `Some(false)`), `transposed` (stored as the GEMM's transpose, `Some(true)`), or neither
+    /// (copied into `perm` order); and whether the GEMM reads it transposed.
+    fn gemm_operand(
+        &self,
+        layout: Option<bool>,
+        perm: &[usize],
+        transposed: &[usize],
+    ) -> Result<(DeviceTensor, bool)> {
+        match layout {
+            Some(true) => Ok((self.permuted(transposed)?, true)),
+            _ => Ok((self.permuted(perm)?, false)),
+        }
+    }
+
     /// The same backend holding `tensor`, conjugated if `conjugated`.
     fn with(&self, tensor: DeviceTensor, conjugated: bool) -> Self {
         BackendTensor {
@@ -81,12 +97,17 @@ impl Operand for Labeled<BackendTensor<'_>> {
         let (da, db) = (a.tensor.dims(), b.tensor.dims());
         let plan = ContractionPlan::new(&self.legs, da, &other.legs, db, batch);
         meter.record(plan.flops(), plan.peak_bytes(da, db));
+        let (pa, transpose_a) =
+            a.gemm_operand(plan.layout_a(da), &plan.perm_a, &plan.perm_a_transposed)?;
+        let (pb, transpose_b) =
+            b.gemm_operand(plan.layout_b(db), &plan.perm_b, &plan.perm_b_transposed)?;
         let gemm = Gemm {
             conj_a: a.conjugated,
             conj_b: b.conjugated,
+            transpose_a,
+            transpose_b,
             ..Gemm::new(plan.batch, plan.m, plan.n, plan.k)
         };
-        let (pa, pb) = (a.permuted(&plan.perm_a)?, b.permuted(&plan.perm_b)?);
         let out = a.backend.batched_gemm(&pa, &pb, gemm, plan.dims)?;
         Ok(Labeled {
             legs: plan.legs,

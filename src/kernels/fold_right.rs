@@ -2,7 +2,7 @@
 //! projection.
 
 use super::legs;
-use super::order::fold;
+use super::order::fold_into;
 use crate::error::Result;
 use crate::tensor::{Meter, Operand};
 
@@ -13,6 +13,5 @@ use crate::tensor::{Meter, Operand};
 /// instead of once in each kernel.
 pub fn fold_right<O: Operand>(cores: &[O], s_next: &O, meter: &mut Meter) -> Result<O> {
     let top_first: Vec<&O> = cores.iter().collect();
-    let w = fold(s_next, &top_first, meter)?;
-    w.arrange(&legs::folded(cores.len()), meter)
+    fold_into(s_next, &top_first, &legs::folded(cores.len()), meter)
 }

@@ -5,6 +5,7 @@
 //! otherwise, and `down` is `Down` for the bottom layer and `Join(i)` otherwise.
 
 mod absorb;
+mod contract_into;
 mod env;
 mod exact;
 mod fold_right;

@@ -3,6 +3,7 @@
 //! bonds of 4), absorbing it first does 3× fewer flops than absorbing the stack bottom first.
 //! The same dry runs and rule ([`cheapest`]) choose the environment kernel's order.
 
+use super::contract_into::contract_into;
 use crate::error::Result;
 use crate::tensor::{Labeled, Leg, Meter, Operand, Shape};
 use std::collections::HashMap;
@@ -20,6 +21,22 @@ pub fn fold<O: Operand>(start: &O, others: &[&O], meter: &mut Meter) -> Result<O
     order
         .iter()
         .try_fold(start.clone(), |x, &i| x.contract(others[i], &[], meter))
+}
+
+/// [`fold`], with the last contraction's result in `order` (computed as the product that
+/// copies fewer elements to get there; [`contract_into`]).
+pub fn fold_into<O: Operand>(
+    start: &O,
+    others: &[&O],
+    order: &[Leg],
+    meter: &mut Meter,
+) -> Result<O> {
+    let sequence = cheapest_order(start, others);
+    let (&last, first) = sequence.split_last().expect("something to fold in");
+    let x = first
+        .iter()
+        .try_fold(start.clone(), |x, &i| x.contract(others[i], &[], meter))?;
+    contract_into(&x, others[last], &[], order, meter)
 }
 
 /// Most operands whose orders are all tried (6! = 720 dry runs of a few contractions each).

@@ -1,7 +1,8 @@
 //! Right-to-left pass: project the remaining train onto the new basis, S_j.
 
+use super::contract_into::contract_into;
 use super::legs;
-use super::order::fold;
+use super::order::fold_into;
 use crate::error::Result;
 use crate::tensor::{Meter, Operand};
 
@@ -13,15 +14,14 @@ use crate::tensor::{Meter, Operand};
 pub fn project<O: Operand>(eta_conj: &O, cores: &[O], s_next: &O, meter: &mut Meter) -> Result<O> {
     let z = s_next.contract(eta_conj, &[], meter)?;
     let top_first: Vec<&O> = cores.iter().collect();
-    let z = fold(&z, &top_first, meter)?;
-    z.arrange(&legs::proj_out(cores.len()), meter)
+    fold_into(&z, &top_first, &legs::proj_out(cores.len()), meter)
 }
 
 /// `S_j[Left.., OutLeft] = Σ conj(η_j)[OutLeft, Up, Down, OutRight] · W_j[Left.., Up, Down,
 /// OutRight]`, from the folded site ([`super::fold_right`]).
 pub fn project_folded<O: Operand>(eta_conj: &O, folded: &O, meter: &mut Meter) -> Result<O> {
-    let s = folded.contract(eta_conj, &[], meter)?;
-    s.arrange(&legs::proj_out(num_left(folded)), meter)
+    let order = legs::proj_out(num_left(folded));
+    contract_into(folded, eta_conj, &[], &order, meter)
 }
 
 /// Number of `Left` legs of an operand (the layers of the stack).

@@ -12,6 +12,10 @@ pub(crate) struct ContractionPlan {
     pub perm_a: Vec<usize>,
     /// Axis order of `b` as fed to the GEMM: batch, summed, free.
     pub perm_b: Vec<usize>,
+    /// Axis order of `a` stored as the transpose of its GEMM operand: batch, summed, free.
+    pub perm_a_transposed: Vec<usize>,
+    /// Axis order of `b` stored as the transpose of its GEMM operand: batch, free, summed.
+    pub perm_b_transposed: Vec<usize>,
     /// Legs of the result.
     pub legs: Vec<Leg>,
     /// Dimensions of the result.
@@ -82,8 +86,10 @@ impl ContractionPlan {
             m: size(dims_a, &free_a),
             n: size(dims_b, &free_b),
             k: size(dims_a, &sum_a),
-            perm_a: [batch_a, free_a, sum_a].concat(),
-            perm_b: [batch_b, sum_b, free_b].concat(),
+            perm_a: [&batch_a[..], &free_a, &sum_a].concat(),
+            perm_b: [&batch_b[..], &sum_b, &free_b].concat(),
+            perm_a_transposed: [batch_a, sum_a, free_a].concat(),
+            perm_b_transposed: [batch_b, free_b, sum_b].concat(),
             legs,
             dims,
         }
@@ -94,22 +100,45 @@ impl ContractionPlan {
         8.0 * self.batch as f64 * self.m as f64 * self.n as f64 * self.k as f64
     }
 
+    /// How `a` of `dims` enters the GEMM: as stored (`Some(false)`), as the transpose of what
+    /// is stored (`Some(true)`), or only after a permuting copy to `perm_a` (`None`).
+    pub fn layout_a(&self, dims: &[usize]) -> Option<bool> {
+        stored_layout(dims, &self.perm_a, &self.perm_a_transposed)
+    }
+
+    /// How `b` of `dims` enters the GEMM, as [`ContractionPlan::layout_a`] says for `a`.
+    pub fn layout_b(&self, dims: &[usize]) -> Option<bool> {
+        stored_layout(dims, &self.perm_b, &self.perm_b_transposed)
+    }
+
+    /// Elements of the inputs (of `dims_a` and `dims_b`) that must be copied into GEMM order.
+    pub fn copied_elements(&self, dims_a: &[usize], dims_b: &[usize]) -> usize {
+        let len = |dims: &[usize]| dims.iter().product::<usize>();
+        let a = self.layout_a(dims_a).map_or(len(dims_a), |_| 0);
+        let b = self.layout_b(dims_b).map_or(len(dims_b), |_| 0);
+        a + b
+    }
+
     /// Bytes alive at the peak: both inputs, their permuted copies where needed, and the result.
     pub fn peak_bytes(&self, dims_a: &[usize], dims_b: &[usize]) -> u64 {
         let len = |dims: &[usize]| dims.iter().product::<usize>();
-        let copy = |perm: &[usize], dims: &[usize]| {
-            if keeps_layout(dims, perm) {
-                0
-            } else {
-                len(dims)
-            }
-        };
         let elements = len(dims_a)
             + len(dims_b)
-            + copy(&self.perm_a, dims_a)
-            + copy(&self.perm_b, dims_b)
+            + self.copied_elements(dims_a, dims_b)
             + self.batch * self.m * self.n;
         (elements * std::mem::size_of::<super::C64>()) as u64
+    }
+}
+
+/// `Some(false)` when `perm` keeps the layout of `dims`, `Some(true)` when `transposed` does,
+/// `None` when neither does.
+fn stored_layout(dims: &[usize], perm: &[usize], transposed: &[usize]) -> Option<bool> {
+    if keeps_layout(dims, perm) {
+        Some(false)
+    } else if keeps_layout(dims, transposed) {
+        Some(true)
+    } else {
+        None
     }
 }
 
