@@ -264,10 +264,6 @@ fn batched_gemm_reads_operands_stored_transposed() {
                 [Leg::Col, Leg::Up, Leg::Join(0)],
                 [Leg::Col, Leg::Join(0), Leg::Down],
             ];
-            let want = einsum(
-                &[(a_legs.to_vec(), &a), (b_legs.to_vec(), &b)],
-                &[Leg::Col, Leg::Up, Leg::Down],
-            );
             let stored = |d: &Dense, legs: [Leg; 3], transposed: bool| {
                 let order = if transposed {
                     [legs[0], legs[2], legs[1]]
@@ -281,6 +277,7 @@ fn batched_gemm_reads_operands_stored_transposed() {
                     transpose_a,
                     transpose_b,
                     conj_a: transpose_b,
+                    conj_b: transpose_a,
                     ..Gemm::new(batch, m, n, k)
                 };
                 let out = backend
@@ -291,18 +288,21 @@ fn batched_gemm_reads_operands_stored_transposed() {
                         vec![batch, m, n],
                     )
                     .unwrap();
-                let want = if gemm.conj_a {
-                    let conj_a = Dense {
-                        dims: a.dims.clone(),
-                        data: a.data.iter().map(|z| z.conj()).collect(),
-                    };
-                    einsum(
-                        &[(a_legs.to_vec(), &conj_a), (b_legs.to_vec(), &b)],
-                        &[Leg::Col, Leg::Up, Leg::Down],
-                    )
-                } else {
-                    want.clone()
+                let op = |d: &Dense, conj: bool| Dense {
+                    dims: d.dims.clone(),
+                    data: d
+                        .data
+                        .iter()
+                        .map(|z| if conj { z.conj() } else { *z })
+                        .collect(),
                 };
+                let want = einsum(
+                    &[
+                        (a_legs.to_vec(), &op(&a, gemm.conj_a)),
+                        (b_legs.to_vec(), &op(&b, gemm.conj_b)),
+                    ],
+                    &[Leg::Col, Leg::Up, Leg::Down],
+                );
                 let what = format!("batched GEMM transposed {transpose_a} {transpose_b}");
                 assert_close(&Dense::of(backend, out), &want, dtype, &what);
             }

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Idempotently create the peer-benchmark virtualenv holding src-method==0.5.0 + numpy.
+# Idempotently create the peer-benchmark virtualenv holding src-method==0.5.0, quimb==1.16.0 and
+# numpy.
 # Prints the venv's python path on the last line of stdout:
 #   PY=$(tools/peer_venv.sh | tail -1)
 set -euo pipefail
@@ -14,8 +15,8 @@ if [ ! -x "$PY" ]; then
 fi
 
 # Install only when the pinned version is not already importable.
-if ! "$PY" -c 'import importlib.metadata as m, numpy; assert m.version("src-method") == "0.5.0"' 2>/dev/null; then
-    "$PY" -m pip install --quiet --disable-pip-version-check 'src-method==0.5.0' numpy >&2
+if ! "$PY" -c 'import importlib.metadata as m, numpy; assert m.version("src-method") == "0.5.0"; assert m.version("quimb") == "1.16.0"' 2>/dev/null; then
+    "$PY" -m pip install --quiet --disable-pip-version-check 'src-method==0.5.0' 'quimb==1.16.0' numpy >&2
 fi
 
 echo "$PY"

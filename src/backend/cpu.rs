@@ -123,7 +123,7 @@ fn around(dims: &[usize], axis: usize) -> (usize, usize, usize) {
 /// GEMMs smaller than this (m·n·k) run one per rayon task; larger ones use all threads each.
 const SMALL_GEMM: usize = 64 * 64 * 64;
 
-/// `out[b] = op(a[b]) · op(c[b])` for every batch index `b` (see [`Gemm`]), with faer's GEMM on
+/// `out[i] = op(a[i]) · op(c[i])` for every batch index `i` (see [`Gemm`]), with faer's GEMM on
 /// the current pool.
 fn batched_gemm<T: Scalar>(gemm: Gemm, a: &[T], b: &[T], out: &mut [T]) {
     let Gemm { batch, m, n, k, .. } = gemm;

@@ -21,8 +21,8 @@ use crate::error::Result;
 use crate::tensor::{AnyTensor, DType};
 use std::ops::Range;
 
-/// A batched GEMM over row-major operands: `out[b] = op(a[b]) · op(c[b])` for `b < batch`,
-/// with `op(a[b])` of `m × k`, `op(c[b])` of `k × n` and `out[b]` of `m × n`, each batch
+/// A batched GEMM over row-major operands: `out[i] = op(a[i]) · op(c[i])` for `i < batch`,
+/// with `op(a[i])` of `m × k`, `op(c[i])` of `k × n` and `out[i]` of `m × n`, each batch
 /// contiguous. `op` reads an operand as stored, or as the transpose of what is stored where its
 /// `transpose_*` flag is set (so a permute that only swaps the summed and the free axes costs no
 /// copy), and takes the complex conjugate where its `conj_*` flag is set. faer conjugates inside
@@ -110,8 +110,9 @@ pub trait Backend: Send + Sync {
     fn conj(&self, tensor: &DeviceTensor) -> Result<DeviceTensor>;
     /// The elements converted to `dtype` (a real type keeps the real parts).
     fn cast(&self, tensor: &DeviceTensor, dtype: DType) -> Result<DeviceTensor>;
-    /// The batched GEMM `gemm` of `a` (`batch × m × k`) and `b` (`batch × k × n`), as a
-    /// tensor of dimensions `dims` (`batch · m · n` elements).
+    /// The batched GEMM `gemm` of `a` (`batch × m × k`, or `batch × k × m` stored transposed)
+    /// and `b` (`batch × k × n`, or `batch × n × k`), as a tensor of dimensions `dims`
+    /// (`batch · m · n` elements).
     fn batched_gemm(
         &self,
         a: &DeviceTensor,

@@ -4,7 +4,9 @@
 
 use super::{Backend, DeviceTensor, Gemm};
 use crate::error::Result;
-use crate::tensor::{keeps_layout, permutation, ContractionPlan, Labeled, Leg, Meter, Operand};
+use crate::tensor::{
+    keeps_layout, permutation, ContractionPlan, Labeled, Leg, Meter, Operand, OperandLayout,
+};
 
 /// A tensor held by `backend`, which runs what a kernel asks of it; the value is the complex
 /// conjugate of the elements held when `conjugated` (a conjugation waits for the GEMM that
@@ -50,27 +52,32 @@ impl<'b> BackendTensor<'b> {
     /// The held elements with axes reordered by `perm`, without a copy when no element moves
     /// (a reordering keeps a pending conjugation pending).
     fn permuted(&self, perm: &[usize]) -> Result<DeviceTensor> {
-        let dims: Vec<usize> = perm.iter().map(|&p| self.tensor.dims()[p]).collect();
         if keeps_layout(self.tensor.dims(), perm) {
-            Ok(self.tensor.clone().reshaped(dims))
+            Ok(self.reshaped(perm))
         } else {
             self.backend.permute(&self.tensor, perm)
         }
     }
 
-    /// The held elements as a GEMM operand whose axes are `perm` (as stored, `layout`
-    /// `Some(false)`), `transposed` (stored as the GEMM's transpose, `Some(true)`), or neither
-    /// (copied into `perm` order); and whether the GEMM reads it transposed.
+    /// The held elements as a GEMM operand in `layout`, whose GEMM order is `perm` (or
+    /// `transposed` for its transpose); and whether the GEMM reads it transposed.
     fn gemm_operand(
         &self,
-        layout: Option<bool>,
+        layout: OperandLayout,
         perm: &[usize],
         transposed: &[usize],
     ) -> Result<(DeviceTensor, bool)> {
         match layout {
-            Some(true) => Ok((self.permuted(transposed)?, true)),
-            _ => Ok((self.permuted(perm)?, false)),
+            OperandLayout::Transposed => Ok((self.reshaped(transposed), true)),
+            OperandLayout::AsStored => Ok((self.reshaped(perm), false)),
+            OperandLayout::Copied => Ok((self.backend.permute(&self.tensor, perm)?, false)),
         }
+    }
+
+    /// The held elements viewed with axes reordered by `perm`, which must leave them in place.
+    fn reshaped(&self, perm: &[usize]) -> DeviceTensor {
+        let dims = perm.iter().map(|&p| self.tensor.dims()[p]).collect();
+        self.tensor.clone().reshaped(dims)
     }
 
     /// The same backend holding `tensor`, conjugated if `conjugated`.

@@ -1,8 +1,13 @@
 //! The time a task spends in each kind of backend primitive, counted by the thread that runs
 //! them: how much of a kernel is GEMM, factorization, or moving elements (permutes, casts,
 //! slices, joins), for the trace and `srcflow report`.
+//!
+//! A count is wall time on the calling thread, so it includes whatever that thread did while a
+//! primitive ran: a rayon worker waiting inside a parallel GEMM may run a job another lane
+//! injected into the same pool (a copy task's permute), and a copy lane's primitive may wait for
+//! a free worker. On the CPU backend, where each device's kernels run one task at a time, these
+//! are small next to the kernels' own time.
 
-use serde::Serialize;
 use std::cell::Cell;
 use std::ops::Add;
 use std::time::Instant;
@@ -20,7 +25,7 @@ pub enum Primitive {
 }
 
 /// Seconds spent in each kind of primitive.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct PrimitiveTimes {
     /// Seconds in batched GEMMs.
     pub gemm_s: f64,
@@ -62,13 +67,21 @@ impl Add for PrimitiveTimes {
 thread_local! {
     /// What the current thread counted since it was last taken.
     static COUNTED: Cell<PrimitiveTimes> = Cell::new(PrimitiveTimes::default());
+    /// How many timed primitives the current thread is inside.
+    static DEPTH: Cell<usize> = const { Cell::new(0) };
 }
 
-/// Runs `primitive`, counting its wall time as `kind` on the current thread.
+/// Runs `primitive`, counting its wall time as `kind` on the current thread; a primitive that
+/// another timed primitive calls is counted once, as the outer one.
 pub(crate) fn timed<R>(kind: Primitive, primitive: impl FnOnce() -> R) -> R {
+    let outermost = DEPTH.with(|depth| depth.replace(depth.get() + 1)) == 0;
     let start = Instant::now();
     let result = primitive();
-    add(PrimitiveTimes::default().plus(kind, start.elapsed().as_secs_f64()));
+    let seconds = start.elapsed().as_secs_f64();
+    DEPTH.with(|depth| depth.set(depth.get() - 1));
+    if outermost {
+        add(PrimitiveTimes::default().plus(kind, seconds));
+    }
     result
 }
 
@@ -99,5 +112,8 @@ mod tests {
         assert_eq!(counted.factorization_s, 0.0);
         assert!(counted.copy_s < counted.gemm_s);
         assert!(take().is_zero());
+        timed(Primitive::Gemm, || timed(Primitive::Copy, || ()));
+        let nested = take();
+        assert!(nested.gemm_s > 0.0 && nested.copy_s == 0.0, "{nested:?}");
     }
 }

@@ -1,6 +1,5 @@
 //! Left-to-right pass: the next sketched environment C_j.
 
-use super::contract_into::contract_into;
 use super::order::{cheapest, key, proxy, remembered};
 use super::{absorb, legs};
 use crate::error::Result;
@@ -13,11 +12,12 @@ use std::sync::{Mutex, OnceLock};
 /// the rule of `order::cheapest`).
 /// `c_prev` has legs [`legs::env_in`], `omega` [`legs::omega`]; the result has [`legs::env_out`].
 pub fn env<O: Operand>(c_prev: &O, cores: &[O], omega: &O, meter: &mut Meter) -> Result<O> {
-    if sketches_last(c_prev, cores, omega) {
-        sketch_last(c_prev, cores, omega, meter)
+    let c = if sketches_last(c_prev, cores, omega) {
+        sketch_last(c_prev, cores, omega, meter)?
     } else {
-        weighted_top_first(c_prev, cores, omega, meter)
-    }
+        weighted_top_first(c_prev, cores, omega, meter)?
+    };
+    c.arrange(&legs::env_out(cores.len()), meter)
 }
 
 /// Ω folded into the top core first (a small GEMM); the environment then meets that weighted
@@ -32,21 +32,14 @@ fn weighted_top_first<O: Operand>(c_prev: &O, cores: &[O], omega: &O, m: &mut Me
     } else {
         absorb(c_prev, lower, m)?
     };
-    contract_into(
-        &x,
-        &weighted_top,
-        &[Leg::Col],
-        &legs::env_out(cores.len()),
-        m,
-    )
+    x.contract(&weighted_top, &[Leg::Col], m)
 }
 
 /// Every layer absorbed into the environment first, then Ω contracted over `Up` and `Down`
 /// column by column: every intermediate scales with the environment, none with the top
 /// layer's bonds squared.
 fn sketch_last<O: Operand>(c_prev: &O, cores: &[O], omega: &O, m: &mut Meter) -> Result<O> {
-    let x = absorb(c_prev, cores, m)?;
-    contract_into(&x, omega, &[Leg::Col], &legs::env_out(cores.len()), m)
+    absorb(c_prev, cores, m)?.contract(omega, &[Leg::Col], m)
 }
 
 /// True when [`sketch_last`] is the cheaper order for these shapes (found by dry runs on the

@@ -10,7 +10,8 @@ use crate::tensor::{Meter, Operand};
 ///
 /// `eta_conj` is the conjugated basis with legs [`legs::basis`]. S meets the basis first, so
 /// that every intermediate scales with the basis rows a batch holds; the layers then go in the
-/// cheapest order (`order::fold`; among equals, top first).
+/// cheapest order (`order::fold_into`; among equals, top first), the last contraction straight
+/// into the output's order.
 pub fn project<O: Operand>(eta_conj: &O, cores: &[O], s_next: &O, meter: &mut Meter) -> Result<O> {
     let z = s_next.contract(eta_conj, &[], meter)?;
     let top_first: Vec<&O> = cores.iter().collect();

@@ -10,7 +10,7 @@ mod operand;
 mod permute;
 pub(crate) use permute::{keeps_layout, permute_elements};
 mod plan;
-pub(crate) use plan::ContractionPlan;
+pub(crate) use plan::{ContractionPlan, OperandLayout};
 mod scalar;
 
 pub use any::AnyTensor;

@@ -100,23 +100,24 @@ impl ContractionPlan {
         8.0 * self.batch as f64 * self.m as f64 * self.n as f64 * self.k as f64
     }
 
-    /// How `a` of `dims` enters the GEMM: as stored (`Some(false)`), as the transpose of what
-    /// is stored (`Some(true)`), or only after a permuting copy to `perm_a` (`None`).
-    pub fn layout_a(&self, dims: &[usize]) -> Option<bool> {
-        stored_layout(dims, &self.perm_a, &self.perm_a_transposed)
+    /// How `a` of `dims` enters the GEMM.
+    pub fn layout_a(&self, dims: &[usize]) -> OperandLayout {
+        OperandLayout::of(dims, &self.perm_a, &self.perm_a_transposed)
     }
 
-    /// How `b` of `dims` enters the GEMM, as [`ContractionPlan::layout_a`] says for `a`.
-    pub fn layout_b(&self, dims: &[usize]) -> Option<bool> {
-        stored_layout(dims, &self.perm_b, &self.perm_b_transposed)
+    /// How `b` of `dims` enters the GEMM.
+    pub fn layout_b(&self, dims: &[usize]) -> OperandLayout {
+        OperandLayout::of(dims, &self.perm_b, &self.perm_b_transposed)
     }
 
     /// Elements of the inputs (of `dims_a` and `dims_b`) that must be copied into GEMM order.
     pub fn copied_elements(&self, dims_a: &[usize], dims_b: &[usize]) -> usize {
         let len = |dims: &[usize]| dims.iter().product::<usize>();
-        let a = self.layout_a(dims_a).map_or(len(dims_a), |_| 0);
-        let b = self.layout_b(dims_b).map_or(len(dims_b), |_| 0);
-        a + b
+        let copied = |layout: OperandLayout, dims: &[usize]| match layout {
+            OperandLayout::Copied => len(dims),
+            OperandLayout::AsStored | OperandLayout::Transposed => 0,
+        };
+        copied(self.layout_a(dims_a), dims_a) + copied(self.layout_b(dims_b), dims_b)
     }
 
     /// Bytes alive at the peak: both inputs, their permuted copies where needed, and the result.
@@ -130,15 +131,28 @@ impl ContractionPlan {
     }
 }
 
-/// `Some(false)` when `perm` keeps the layout of `dims`, `Some(true)` when `transposed` does,
-/// `None` when neither does.
-fn stored_layout(dims: &[usize], perm: &[usize], transposed: &[usize]) -> Option<bool> {
-    if keeps_layout(dims, perm) {
-        Some(false)
-    } else if keeps_layout(dims, transposed) {
-        Some(true)
-    } else {
-        None
+/// How an operand enters a GEMM.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum OperandLayout {
+    /// As stored: its axes are already in GEMM order.
+    AsStored,
+    /// Stored as the transpose of the GEMM's operand, which the GEMM reads without a copy.
+    Transposed,
+    /// Only after a permuting copy into GEMM order.
+    Copied,
+}
+
+impl OperandLayout {
+    /// The layout of an operand of `dims` whose GEMM order is `perm`, or `transposed` for its
+    /// transpose.
+    fn of(dims: &[usize], perm: &[usize], transposed: &[usize]) -> Self {
+        if keeps_layout(dims, perm) {
+            OperandLayout::AsStored
+        } else if keeps_layout(dims, transposed) {
+            OperandLayout::Transposed
+        } else {
+            OperandLayout::Copied
+        }
     }
 }
 

@@ -21,7 +21,8 @@ pub struct KernelSummary {
     pub gemm_share: f64,
     /// Share in QR and SVD factorizations.
     pub factorization_share: f64,
-    /// Share in copies that move elements (permutes, casts, slices, joins).
+    /// Share in copies that move or convert elements (permutes, conjugations, casts, scalings,
+    /// slices, joins, placements, zero fills).
     pub copy_share: f64,
 }
 
@@ -64,15 +65,26 @@ impl KernelSummary {
         if kernels.is_empty() {
             return Ok(());
         }
-        writeln!(f, "compute by kernel (both passes):")?;
+        writeln!(
+            f,
+            "compute by kernel (both passes; shares of busy time in backend primitives):"
+        )?;
         writeln!(
             f,
             "  {:<10} {:>6} {:>8} {:>8} {:>7} {:>9} {:>8} {:>7}",
             "kernel", "tasks", "busy s", "GFLOP/s", "GEMM", "QR/SVD", "copies", "other"
         )?;
-        let percent = |share: f64| format!("{:.0} %", 100.0 * share);
         for k in kernels {
-            let other = 1.0 - k.gemm_share - k.factorization_share - k.copy_share;
+            let counted = k.gemm_share + k.factorization_share + k.copy_share;
+            // A trace without primitive times (another backend's, or an older one) shows dashes.
+            let percent = |share: f64| {
+                if counted > 0.0 {
+                    format!("{:.0} %", 100.0 * share)
+                } else {
+                    "—".to_string()
+                }
+            };
+            let other = 1.0 - counted;
             writeln!(
                 f,
                 "  {:<10} {:>6} {:>8.3} {:>8.1} {:>7} {:>9} {:>8} {:>7}",

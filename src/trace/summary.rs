@@ -53,6 +53,7 @@ pub(super) struct Slice {
     start: f64,
     end: f64,
     bytes: u64,
+    /// Real flops it did.
     pub flops: f64,
     stall: bool,
 }
