@@ -100,9 +100,13 @@ def run_case(binary: str, work: Path, name: str, reps: int, threads: int = 0) ->
         if best is None or report["gflops_per_s"] > best["gflops_per_s"]:
             best = report
             os.replace(str(trace) + ".new", trace)
+        else:
+            os.remove(str(trace) + ".new")
     summary = json.loads(subprocess.run([binary, "report", "--json", str(trace)], check=True,
                                         capture_output=True, text=True).stdout)
     busy = sum(k["busy_s"] for k in summary["kernels"])
+    if busy <= 0:
+        raise SystemExit(f"{name}: the trace {trace} has no compute tasks")
     share = lambda key: sum(k[key] * k["busy_s"] for k in summary["kernels"]) / busy
     best["dtype"] = dtype
     best["shares"] = {key: share(f"{key}_share") for key in ("gemm", "factorization", "copy")}
