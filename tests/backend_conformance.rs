@@ -44,6 +44,18 @@ struct Dense {
 }
 
 impl Dense {
+    /// The element-wise complex conjugate where `conj`, else a copy.
+    fn conjugated(&self, conj: bool) -> Dense {
+        Dense {
+            dims: self.dims.clone(),
+            data: self
+                .data
+                .iter()
+                .map(|z| if conj { z.conj() } else { *z })
+                .collect(),
+        }
+    }
+
     /// Pseudo-random entries in [-1, 1] (real for real types), rounded to `dtype`.
     fn random(dims: &[usize], seed: u64, dtype: DType) -> Dense {
         let mut state = seed
@@ -220,10 +232,6 @@ fn on_every_backend(check: impl Fn(&dyn Backend, DType)) {
 
 #[test]
 fn batched_gemm_matches_the_plain_product_small_and_large_with_every_conjugation() {
-    let conj = |d: &Dense| Dense {
-        dims: d.dims.clone(),
-        data: d.data.iter().map(|z| z.conj()).collect(),
-    };
     on_every_backend(|backend, dtype| {
         for (batch, m, n, k) in [(3, 2, 5, 4), (1, 1, 1, 1), (2, 70, 66, 72)] {
             let a = Dense::random(&[batch, m, k], 1, dtype);
@@ -238,8 +246,7 @@ fn batched_gemm_matches_the_plain_product_small_and_large_with_every_conjugation
                 let out = backend
                     .batched_gemm(&a.on(backend, dtype), &b.on(backend, dtype), gemm, dims)
                     .unwrap();
-                let op_a = if conj_a { conj(&a) } else { a.clone() };
-                let op_b = if conj_b { conj(&b) } else { b.clone() };
+                let (op_a, op_b) = (a.conjugated(conj_a), b.conjugated(conj_b));
                 let want = einsum(
                     &[
                         (vec![Leg::Col, Leg::Up, Leg::Join(0)], &op_a),
@@ -288,18 +295,10 @@ fn batched_gemm_reads_operands_stored_transposed() {
                         vec![batch, m, n],
                     )
                     .unwrap();
-                let op = |d: &Dense, conj: bool| Dense {
-                    dims: d.dims.clone(),
-                    data: d
-                        .data
-                        .iter()
-                        .map(|z| if conj { z.conj() } else { *z })
-                        .collect(),
-                };
                 let want = einsum(
                     &[
-                        (a_legs.to_vec(), &op(&a, gemm.conj_a)),
-                        (b_legs.to_vec(), &op(&b, gemm.conj_b)),
+                        (a_legs.to_vec(), &a.conjugated(gemm.conj_a)),
+                        (b_legs.to_vec(), &b.conjugated(gemm.conj_b)),
                     ],
                     &[Leg::Col, Leg::Up, Leg::Down],
                 );
@@ -325,10 +324,7 @@ fn permute_conj_cast_and_scale_move_and_change_the_right_elements() {
         assert_close(&Dense::of(backend, permuted), &want, dtype, "permute");
 
         let conj = Dense::of(backend, backend.conj(&on).unwrap());
-        let want = Dense {
-            dims: x.dims.clone(),
-            data: x.data.iter().map(|z| z.conj()).collect(),
-        };
+        let want = x.conjugated(true);
         assert_close(&conj, &want, dtype, "conj");
 
         for to in DTYPES {
@@ -674,11 +670,7 @@ fn find_task(graph: &SweepGraph, op: Op, site: usize) -> Option<Task> {
 /// `inputs`, by brute force.
 fn reference(task: &Task, inputs: &[Dense]) -> Dense {
     let cores = core_legs();
-    let conj = |d: &Dense| Dense {
-        dims: d.dims.clone(),
-        data: d.data.iter().map(|z| z.conj()).collect(),
-    };
-    let eta_conj = conj(&inputs[0]);
+    let eta_conj = inputs[0].conjugated(true);
     let mut operands: Vec<(Vec<Leg>, &Dense)> = Vec::new();
     let (site_inputs, out) = match task.op {
         Op::Sketch => {

@@ -16,8 +16,6 @@ imports and contraction-path searches; loading and writing excluded) and of the 
 from __future__ import annotations
 
 import argparse
-import json
-import resource
 import sys
 import time
 from pathlib import Path
@@ -26,7 +24,7 @@ import quimb
 import quimb.tensor as qtn
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from peer_src_method import bonds_of, load_problem, write_problem  # noqa: E402
+from peer_src_method import load_problem, print_report, write_problem  # noqa: E402
 
 
 def main() -> None:
@@ -59,16 +57,8 @@ def main() -> None:
     result.permute_arrays("lrp")
     train = list(result.arrays)
     write_problem(args.out, train, "mps")
-    report = {
-        "tool": "quimb",
-        "version": quimb.__version__,
-        "seconds": seconds,
-        "first_call_seconds": start - first,
-        "chi_out": args.chi_out,
-        "bonds": bonds_of(train),
-        "peak_rss_bytes": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
-    }
-    print(json.dumps(report), flush=True)
+    print_report("quimb", quimb.__version__, seconds, args.chi_out, train,
+                 first_call_seconds=start - first)
 
 
 if __name__ == "__main__":

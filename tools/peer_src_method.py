@@ -90,6 +90,21 @@ def bonds_of(train: list[np.ndarray]) -> list[int]:
     return [core.shape[0] if i == 0 else core.shape[1] for i, core in enumerate(train[:-1])]
 
 
+def print_report(tool: str, version: str, seconds: float, chi_out: int,
+                 train: list[np.ndarray], **extra: float) -> None:
+    """Print a peer run's JSON line: the tool, its time, the output's bonds, the peak RSS."""
+    report = {
+        "tool": tool,
+        "version": version,
+        "seconds": seconds,
+        "chi_out": chi_out,
+        "bonds": bonds_of(train),
+        "peak_rss_bytes": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
+        **extra,
+    }
+    print(json.dumps(report), flush=True)
+
+
 def parse_oversample(text: str) -> float | str:
     """Parse --oversample: a float, or 'paper' (src-method's oversample=None)."""
     return "paper" if text.lower() in ("paper", "none") else float(text)
@@ -144,16 +159,8 @@ def main() -> None:
     seconds = time.perf_counter() - start
 
     write_problem(args.out, result, out_kind)
-    report = {
-        "tool": "src-method",
-        "version": src_method.__version__,
-        "seconds": seconds,
-        "chi_out": args.chi_out,
-        "bonds": bonds_of(result),
-        "peak_rss_bytes": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
-        **sweep_log.values,
-    }
-    print(json.dumps(report), flush=True)
+    print_report("src-method", src_method.__version__, seconds, args.chi_out, result,
+                 **sweep_log.values)
 
 
 if __name__ == "__main__":
