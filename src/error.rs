@@ -39,6 +39,13 @@ pub enum Error {
     /// A user-supplied option is out of range.
     #[error("{0}")]
     Invalid(String),
+    /// A device, driver or library the run needs is not on this machine (no CUDA driver, no
+    /// NVRTC, a device id it does not have).
+    #[error("{0}")]
+    Unavailable(String),
+    /// A call into CUDA (the driver, cuBLAS, cuSOLVER) failed: the call, and what it said.
+    #[error("CUDA: {0}")]
+    Cuda(String),
     /// A numerical routine failed (for example an SVD that did not converge).
     #[error("{0}")]
     Numeric(String),

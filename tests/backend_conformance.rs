@@ -4,7 +4,9 @@
 //!
 //! A backend that this build or this machine lacks is reported on standard error as not run.
 
-use srcflow::backend::{Backend, BackendTensor, CpuBackend, DeviceTensor, Gemm, Stream};
+use srcflow::backend::{
+    Backend, BackendTensor, CpuBackend, CudaBackend, DeviceTensor, Gemm, Stream,
+};
 use srcflow::device::PoolConfig;
 use srcflow::engine::BackendValues;
 use srcflow::gen::{random_mpo, random_mps};
@@ -14,10 +16,18 @@ use srcflow::tensor::{AnyTensor, Array, DType, Leg, Meter, C64};
 use srcflow::Stack;
 use std::collections::HashMap;
 
-/// The backends to hold to the references; the ones not present are named as not run.
+/// The backends to hold to the references: the CPU, and CUDA device 0 where this machine has
+/// one (else it is named as not run).
 fn backends() -> Vec<Box<dyn Backend>> {
-    eprintln!("backend cuda: not run (srcflow has no CUDA backend yet)");
-    vec![Box::new(CpuBackend::new(2).unwrap())]
+    let mut backends: Vec<Box<dyn Backend>> = vec![Box::new(CpuBackend::new(2).unwrap())];
+    if CudaBackend::device_count() > 0 {
+        backends.push(Box::new(
+            CudaBackend::new(0).unwrap_or_else(|e| panic!("{e}")),
+        ));
+    } else {
+        eprintln!("backend cuda: not run (no CUDA device on this machine)");
+    }
+    backends
 }
 
 const DTYPES: [DType; 4] = [

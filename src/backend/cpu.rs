@@ -2,40 +2,15 @@
 //! pool of its own (each device of a run keeps its own pool; nothing is set globally).
 
 use super::primitive_time::{timed, Primitive};
-use super::{Backend, DeviceTensor, Gemm, Stream};
+use super::{placeable, Backend, DeviceTensor, Gemm, Stream};
 use crate::device::{MemoryPool, PoolConfig, SimulatedPool};
 use crate::error::{Error, Result};
 use crate::tensor::matrix;
 use crate::tensor::{permute_elements, AnyTensor, Array, DType, Scalar, Typed};
 use faer::{Accum, Conj, MatMut, MatRef, Par};
-use num_complex::{Complex32, Complex64};
 use rayon::prelude::*;
 use std::ops::Range;
 use std::sync::Arc;
-
-/// Runs `$body` with `$t` the element type of `$dtype`.
-macro_rules! for_dtype {
-    ($dtype:expr, $t:ident => $body:expr) => {
-        match $dtype {
-            DType::Float32 => {
-                type $t = f32;
-                $body
-            }
-            DType::Float64 => {
-                type $t = f64;
-                $body
-            }
-            DType::Complex64 => {
-                type $t = Complex32;
-                $body
-            }
-            DType::Complex128 => {
-                type $t = Complex64;
-                $body
-            }
-        }
-    };
-}
 
 /// Runs kernels on the CPU with a dedicated thread pool; its "device memory" is host memory.
 pub struct CpuBackend {
@@ -378,13 +353,8 @@ impl Backend for CpuBackend {
         part: &DeviceTensor,
     ) -> Result<()> {
         timed(Primitive::Copy, || {
+            placeable(whole, axis, start, part)?;
             let (w, p) = (whole.dims(), part.dims());
-            let alike = w.len() == p.len() && (0..w.len()).all(|a| a == axis || w[a] == p[a]);
-            if axis >= w.len() || !alike || start + p[axis] > w[axis] {
-                return Err(Error::Invalid(format!(
-                    "cannot place {part:?} at {start} along axis {axis} of {whole:?}"
-                )));
-            }
             let (outer, size, inner) = around(w, axis);
             let run = p[axis] * inner;
             for_dtype!(whole.dtype(), T => {

@@ -5,19 +5,25 @@
 //! [`BackendTensor`], an [`Operand`](crate::tensor::Operand)). The CPU backend implements
 //! them with faer and a rayon pool of its own; a GPU backend implements the same set.
 
+#[macro_use]
+mod for_dtype;
 mod cpu;
+mod cuda;
 mod device_tensor;
+mod kind;
 mod operand;
 mod primitive_time;
 
 pub use cpu::CpuBackend;
+pub use cuda::CudaBackend;
 pub use device_tensor::DeviceTensor;
+pub use kind::BackendKind;
 pub use operand::BackendTensor;
 pub use primitive_time::PrimitiveTimes;
 pub(crate) use primitive_time::{add as add_primitive_times, take as take_primitive_times};
 
 use crate::device::{MemoryPool, PoolConfig};
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::tensor::{AnyTensor, DType};
 use std::ops::Range;
 
@@ -150,4 +156,22 @@ pub trait Backend: Send + Sync {
         start: usize,
         part: &DeviceTensor,
     ) -> Result<()>;
+}
+
+/// An error unless `part` fits in `whole` from entry `start` of `axis` on, alike in every other
+/// axis ([`Backend::place`]'s precondition).
+pub(crate) fn placeable(
+    whole: &DeviceTensor,
+    axis: usize,
+    start: usize,
+    part: &DeviceTensor,
+) -> Result<()> {
+    let (w, p) = (whole.dims(), part.dims());
+    let alike = w.len() == p.len() && (0..w.len()).all(|a| a == axis || w[a] == p[a]);
+    if axis >= w.len() || !alike || start + p[axis] > w[axis] || whole.dtype() != part.dtype() {
+        return Err(Error::Invalid(format!(
+            "cannot place {part:?} at {start} along axis {axis} of {whole:?}"
+        )));
+    }
+    Ok(())
 }

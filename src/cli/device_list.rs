@@ -8,8 +8,8 @@ use std::str::FromStr;
 pub enum DeviceList {
     /// The first N devices.
     Count(usize),
-    /// These devices, by id. On the CPU backend only their number matters; with a GPU backend
-    /// they will name the GPUs.
+    /// These devices, by id. On the CPU backend only their number matters; on CUDA they name
+    /// the GPUs.
     Ids(Vec<usize>),
 }
 
@@ -19,6 +19,14 @@ impl DeviceList {
         match self {
             DeviceList::Count(n) => *n,
             DeviceList::Ids(ids) => ids.len(),
+        }
+    }
+
+    /// The ids of the devices: the first N, or those listed.
+    pub fn ids(&self) -> Vec<usize> {
+        match self {
+            DeviceList::Count(n) => (0..*n).collect(),
+            DeviceList::Ids(ids) => ids.clone(),
         }
     }
 }

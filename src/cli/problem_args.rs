@@ -73,7 +73,9 @@ impl ProblemArgs {
             seed,
             threads,
         };
-        let engine = EngineBuilder::new(options).tiering(self.tiering.resolve()?);
+        let engine = EngineBuilder::new(options)
+            .device_ids(self.devices.ids())
+            .tiering(self.tiering.resolve()?);
         Ok((problem, engine))
     }
 }

@@ -1,7 +1,7 @@
 //! `EngineBuilder`: every choice of a run in one place, each with its default until set.
 
 use super::{Engine, Options, Tiering};
-use crate::backend::Backend;
+use crate::backend::{Backend, BackendKind};
 use crate::cancel::CancelToken;
 use crate::error::{Error, Result};
 use crate::graph::GraphOptions;
@@ -15,6 +15,8 @@ use std::sync::Arc;
 pub struct EngineBuilder {
     options: Options,
     backends: Option<Vec<Box<dyn Backend>>>,
+    kind: BackendKind,
+    device_ids: Option<Vec<usize>>,
     tiering: Tiering,
     pacing: Pacing,
     progress: Option<Arc<dyn Progress>>,
@@ -30,6 +32,8 @@ impl EngineBuilder {
         EngineBuilder {
             options,
             backends: None,
+            kind: BackendKind::default(),
+            device_ids: None,
             tiering: Tiering::default(),
             pacing: Pacing::default(),
             progress: None,
@@ -58,9 +62,23 @@ impl EngineBuilder {
         self
     }
 
-    /// The backend of each device, one per device of the graph options.
+    /// The backend of each device, one per device of the graph options (instead of
+    /// [`EngineBuilder::backend`]'s).
     pub fn backends(mut self, backends: Vec<Box<dyn Backend>>) -> Self {
         self.backends = Some(backends);
+        self
+    }
+
+    /// The kind of backend the devices compute on (default: the CPU).
+    pub fn backend(mut self, kind: BackendKind) -> Self {
+        self.kind = kind;
+        self
+    }
+
+    /// The ids of the devices, one per device of the graph options: the GPUs a CUDA run uses
+    /// (default: the first ones).
+    pub fn device_ids(mut self, ids: Vec<usize>) -> Self {
+        self.device_ids = Some(ids);
         self
     }
 
@@ -112,9 +130,17 @@ impl EngineBuilder {
     pub fn build(self) -> Result<Engine> {
         self.options.graph.check()?;
         let devices = self.options.graph.devices;
-        let backends = match self.backends {
-            Some(backends) => backends,
-            None => Engine::cpu_backends(&self.options)?,
+        let ids = self.device_ids.unwrap_or_else(|| (0..devices).collect());
+        if ids.len() != devices {
+            return Err(Error::Invalid(format!(
+                "the run has {devices} device(s) but {} device id(s) were given",
+                ids.len()
+            )));
+        }
+        let backends = match (self.backends, self.kind.resolve(&ids)) {
+            (Some(backends), _) => backends,
+            (None, BackendKind::Cuda) => BackendKind::cuda_backends(&ids)?,
+            (None, _) => BackendKind::cpu_backends(devices, self.options.threads)?,
         };
         if backends.len() != devices {
             return Err(Error::Invalid(format!(

@@ -25,11 +25,11 @@ pub use source::{CoreSource, MemorySource};
 pub use tiering::Tiering;
 
 use crate::alloc;
-use crate::backend::{Backend, CpuBackend};
+use crate::backend::Backend;
 use crate::cancel::CancelToken;
 use crate::device::{FaultyPool, MemoryPool, PoolConfig, SimulatedPool};
 use crate::error::Result;
-use crate::graph::{share, GraphOptions, Op, SweepGraph};
+use crate::graph::{GraphOptions, Op, SweepGraph};
 use crate::plan::{self, Drift, MemoryProfile, Plan, PlanRequest, PROCESS_BASELINE};
 use crate::sched::{self, Governor, Pacing, Progress, RunLog, SchedOptions};
 use crate::sim::MachineModel;
@@ -91,7 +91,7 @@ pub struct Engine {
 
 impl Engine {
     /// An engine on the CPU backend: each device a worker group with its share of the threads
-    /// (at least one each).
+    /// (at least one each); [`EngineBuilder::backend`] picks another.
     pub fn new(options: Options) -> Result<Self> {
         EngineBuilder::new(options).build()
     }
@@ -100,21 +100,6 @@ impl Engine {
     /// default until set.
     pub fn builder(chi_out: usize) -> EngineBuilder {
         EngineBuilder::new(Options::new(chi_out))
-    }
-
-    /// One CPU backend per device of `options`, each with its share of the threads.
-    fn cpu_backends(options: &Options) -> Result<Vec<Box<dyn Backend>>> {
-        let threads = match options.threads {
-            0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
-            t => t,
-        };
-        let devices = options.graph.devices;
-        (0..devices)
-            .map(|device| {
-                let share = share(threads, devices, device).len().max(1);
-                Ok(Box::new(CpuBackend::new(share)?) as Box<dyn Backend>)
-            })
-            .collect()
     }
 
     /// The first device's backend, which speaks for all (they are of one kind).

@@ -142,9 +142,11 @@ pub fn assert_empty(dir: &Path) {
     assert!(left.is_empty(), "scratch left behind: {left:?}");
 }
 
-/// The srcflow binary with `args`.
+/// The srcflow binary with `args` (`SRCFLOW_BIN` names another, for test binaries carried to a
+/// machine where this build's path does not exist).
 pub fn srcflow(args: &[&str]) -> Command {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_srcflow"));
+    let binary = std::env::var_os("SRCFLOW_BIN").unwrap_or(env!("CARGO_BIN_EXE_srcflow").into());
+    let mut command = Command::new(binary);
     command.args(args);
     command
 }

@@ -1,0 +1,111 @@
+//! `BackendKind`: which backend the devices of a run compute on, chosen by name.
+
+use super::{Backend, CpuBackend, CudaBackend};
+use crate::error::{Error, Result};
+use std::fmt;
+use std::str::FromStr;
+
+/// The backend a run's devices compute on.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum BackendKind {
+    /// The CPU: each device a worker group with its share of the threads.
+    #[default]
+    Cpu,
+    /// CUDA GPUs, by device id.
+    Cuda,
+    /// CUDA when this machine has every device asked for, else the CPU.
+    Auto,
+}
+
+impl BackendKind {
+    /// Every kind, as named on the command line.
+    pub const ALL: [BackendKind; 3] = [BackendKind::Cpu, BackendKind::Cuda, BackendKind::Auto];
+
+    /// Its name: `cpu`, `cuda` or `auto`.
+    pub fn name(self) -> &'static str {
+        match self {
+            BackendKind::Cpu => "cpu",
+            BackendKind::Cuda => "cuda",
+            BackendKind::Auto => "auto",
+        }
+    }
+
+    /// The kind a run gets for devices `ids`: `Auto` resolved on this machine.
+    pub fn resolve(self, ids: &[usize]) -> BackendKind {
+        match self {
+            BackendKind::Auto => {
+                let present = CudaBackend::device_count();
+                if ids.iter().all(|&id| id < present) {
+                    BackendKind::Cuda
+                } else {
+                    BackendKind::Cpu
+                }
+            }
+            kind => kind,
+        }
+    }
+
+    /// The CUDA backends of devices `ids`, or an error naming what this machine lacks.
+    pub fn cuda_backends(ids: &[usize]) -> Result<Vec<Box<dyn Backend>>> {
+        ids.iter()
+            .map(|&id| Ok(Box::new(CudaBackend::new(id)?) as Box<dyn Backend>))
+            .collect()
+    }
+
+    /// CPU backends for `devices` devices sharing `threads` threads (0: one per core), each
+    /// with its share (at least one).
+    pub fn cpu_backends(devices: usize, threads: usize) -> Result<Vec<Box<dyn Backend>>> {
+        let threads = match threads {
+            0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
+            t => t,
+        };
+        (0..devices)
+            .map(|device| {
+                let share = crate::graph::share(threads, devices, device).len().max(1);
+                Ok(Box::new(CpuBackend::new(share)?) as Box<dyn Backend>)
+            })
+            .collect()
+    }
+}
+
+impl fmt::Display for BackendKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for BackendKind {
+    type Err = Error;
+
+    fn from_str(text: &str) -> Result<Self> {
+        BackendKind::ALL
+            .into_iter()
+            .find(|kind| kind.name() == text)
+            .ok_or_else(|| {
+                Error::Invalid(format!(
+                    "unknown backend '{text}'; expected cpu, cuda or auto"
+                ))
+            })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kinds_read_by_name_and_a_wrong_one_is_named() {
+        for kind in BackendKind::ALL {
+            assert_eq!(kind.name().parse::<BackendKind>().unwrap(), kind);
+        }
+        let error = "gpu".parse::<BackendKind>().unwrap_err().to_string();
+        assert_eq!(error, "unknown backend 'gpu'; expected cpu, cuda or auto");
+    }
+
+    #[test]
+    fn auto_is_the_cpu_where_the_devices_asked_for_are_not_all_here() {
+        let present = CudaBackend::device_count();
+        assert_eq!(BackendKind::Auto.resolve(&[present]), BackendKind::Cpu);
+        assert_eq!(BackendKind::Cpu.resolve(&[0]), BackendKind::Cpu);
+    }
+}

@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# On a machine with an NVIDIA GPU, from the binaries tools/gpu_bundle.sh built elsewhere: the
+# backend conformance suite on the GPU, the CUDA run against the CPU's, and the CPU's and the
+# GPU's times on three problems, into $OUT (default target/gpu-check). Needs the CUDA driver and
+# CUDA 12 or 13's cuBLAS, cuSOLVER and NVRTC (system-wide or from Python's nvidia-* wheels).
+#   tools/gpu_bundle.sh                # here, with Rust
+#   tools/gpu_check.sh                 # there, from the repository root, with target/gpu-bundle
+set -euo pipefail
+REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$REPO"
+BUNDLE="${BUNDLE:-$REPO/target/gpu-bundle}"
+OUT="${OUT:-$REPO/target/gpu-check}"
+mkdir -p "$OUT"
+WORK="$(mktemp -d)"
+trap 'rm -rf "$WORK"' EXIT
+
+# CUDA's libraries: Python's nvidia-* wheels, then the system's. cudarc loads them by name; an
+# unversioned link to each newest one lets a CUDA 13 machine answer the names CUDA 12 uses.
+WHEELS=$(python3 -c '
+import glob, site
+bases = site.getsitepackages() + [site.getusersitepackages()]
+print(":".join(sorted({lib for base in bases for lib in glob.glob(base + "/nvidia/*/lib")})))' 2>/dev/null || true)
+export LD_LIBRARY_PATH="$WORK/links:${WHEELS:+$WHEELS:}/usr/local/cuda/lib64:/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+: > "$OUT/libraries.txt"
+mkdir -p "$WORK/links"
+for name in cuda cublas cublasLt cusolver cusparse nvrtc nvJitLink; do
+    found=""
+    for dir in ${LD_LIBRARY_PATH//:/ }; do
+        candidate=$(ls "$dir"/lib$name.so.[0-9]* 2>/dev/null | sort -V | tail -1 || true)
+        if [ -n "$candidate" ]; then found="$candidate"; break; fi
+    done
+    if [ -n "$found" ]; then ln -sf "$found" "$WORK/links/lib$name.so"; fi
+    echo "lib$name: ${found:-not found}" | tee -a "$OUT/libraries.txt"
+done
+{ nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv || echo "nvidia-smi: not found"; } | tee "$OUT/gpu.txt"
+
+export SRCFLOW_BIN="$BUNDLE/srcflow"
+status=0
+"$BUNDLE/backend_conformance" 2>&1 | tee "$OUT/conformance.txt" || status=1
+"$BUNDLE/cuda_backend" 2>&1 | tee "$OUT/cuda_backend.txt" || status=1
+
+# The CPU and the GPU on three problems: wall time and the distance between their outputs.
+TABLE="$OUT/agreement.md"
+echo "| problem | chi_out | cpu s | cuda s | distance |" > "$TABLE"
+echo "|---|---|---|---|---|" >> "$TABLE"
+wall() { python3 -c 'import json,sys; print(round(json.load(sys.stdin)["wall_s"], 3))'; }
+check() {
+    local name="$1" chi="$2"; shift 2
+    local cpu cuda distance
+    "$SRCFLOW_BIN" gen "$@" "$WORK/$name" >/dev/null || return 1
+    cpu=$("$SRCFLOW_BIN" run "$WORK/$name" --chi-out "$chi" --out "$WORK/$name-cpu" --json) || return 1
+    cuda=$("$SRCFLOW_BIN" run "$WORK/$name" --chi-out "$chi" --out "$WORK/$name-cuda" --backend cuda \
+        --json --trace "$OUT/$name-cuda.json") || return 1
+    distance=$("$SRCFLOW_BIN" distance "$WORK/$name-cuda" "$WORK/$name-cpu" | tail -1) || return 1
+    echo "| $name: gen $* | $chi | $(wall <<<"$cpu") | $(wall <<<"$cuda") | $distance |" | tee -a "$TABLE"
+}
+check mps 128 random --sites 30 --bond 128 --mpo-bond 16 || status=1
+check mpo-wide 256 identity --sites 25 --mpo-bond 256 --bond 4 || status=1
+check mpo-narrow 256 identity --sites 25 --mpo-bond 4 --bond 256 || status=1
+exit $status
