@@ -68,6 +68,15 @@ pub enum Error {
         /// True when the failure was injected (`--inject-oom`).
         injected: bool,
     },
+    /// A device's own allocator had no memory for a buffer a primitive needed (a GPU's driver
+    /// said so); the task that ran it turns it into [`Error::OutOfMemory`].
+    #[error("the device's allocator could not give {bytes}: {said}")]
+    DeviceOutOfMemory {
+        /// Bytes asked for.
+        bytes: crate::ByteSize,
+        /// What the allocator said.
+        said: String,
+    },
     /// A device failed while running a task; the whole run stops.
     #[error("device {device} failed in {task}: {reason}")]
     DeviceFailed {

@@ -71,7 +71,8 @@ fn stream_of(op: Op) -> Stream {
     }
 }
 
-/// `error`, prefixed with `task` where its message does not name the task already.
+/// `error`, prefixed with `task` where its message does not name the task already; a device
+/// allocator's out-of-memory becomes the task's, which the memory governor recovers from.
 fn naming(task: &Task, error: Error) -> Error {
     let name = task.to_string();
     let named = |message: String| {
@@ -82,6 +83,15 @@ fn naming(task: &Task, error: Error) -> Error {
         }
     };
     match error {
+        Error::DeviceOutOfMemory { bytes, said } => Error::OutOfMemory {
+            task: name,
+            site: task.site,
+            kernel: task.op.name(),
+            needed: bytes,
+            available: format!("the device's allocator said {said}"),
+            why: String::new(),
+            injected: false,
+        },
         Error::Invalid(message) => Error::Invalid(named(message)),
         Error::Shape(message) => Error::Shape(named(message)),
         Error::Numeric(message) => Error::Numeric(named(message)),

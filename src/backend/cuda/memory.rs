@@ -29,8 +29,16 @@ impl DeviceBuffer {
     /// Room for `bytes` bytes on `stream` (at least one), contents undefined.
     pub fn raw(stream: &Arc<CudaStream>, bytes: usize) -> Result<Self> {
         // SAFETY: every caller writes all of it before it is read.
-        let bytes = unsafe { stream.alloc::<u8>(bytes.max(1)) }
-            .map_err(|e| cuda_error("cuMemAllocAsync", e))?;
+        let bytes = unsafe { stream.alloc::<u8>(bytes.max(1)) }.map_err(|e| {
+            if e.0 == cudarc::driver::sys::CUresult::CUDA_ERROR_OUT_OF_MEMORY {
+                Error::DeviceOutOfMemory {
+                    bytes: crate::ByteSize(bytes as u64),
+                    said: format!("{e:?}"),
+                }
+            } else {
+                cuda_error("cuMemAllocAsync", e)
+            }
+        })?;
         Ok(DeviceBuffer { bytes })
     }
 
