@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # On a machine with an NVIDIA GPU, from the binaries tools/gpu_bundle.sh built elsewhere: the
-# backend conformance suite on the GPU, the CUDA run against the CPU's, and the CPU's and the
-# GPU's times on three problems, into $OUT (default target/gpu-check). Needs the CUDA driver and
+# backend conformance suite on the GPU, the CUDA run against the CPU's, the CPU's and the GPU's
+# times on three problems, cuBLAS's GEMM rate, and the seed's MPO·MPO primitive at bond 1000
+# (25 and 50 sites, complex128 and complex64; BENCH=0 skips it), into $OUT (default
+# target/gpu-check). Needs the CUDA driver and
 # CUDA 12 or 13's cuBLAS, cuSOLVER and NVRTC (system-wide or from Python's nvidia-* wheels).
 #   tools/gpu_bundle.sh                # here, with Rust
 #   tools/gpu_check.sh                 # there, from the repository root, with target/gpu-bundle
@@ -57,4 +59,32 @@ check() {
 check mps 128 random --sites 30 --bond 128 --mpo-bond 16 || status=1
 check mpo-wide 256 identity --sites 25 --mpo-bond 256 --bond 4 || status=1
 check mpo-narrow 256 identity --sites 25 --mpo-bond 4 --bond 256 || status=1
+
+# The limit: cuBLAS's GEMM rates on this GPU.
+"$BUNDLE/gpu_gemm_rate" | tee "$OUT/gpu_gemm_rate.json" || status=1
+
+# The seed's primitive: a random MPO of bond 1000 on a perturbed identity of bond 4, chi_out 1000.
+if [ "${BENCH:-1}" != 0 ]; then
+    BENCH_TABLE="$OUT/seed_primitive.md"
+    echo "| sites | dtype | wall s | GFLOP/s | % of the GEMM rate |" > "$BENCH_TABLE"
+    echo "|---|---|---|---|---|" >> "$BENCH_TABLE"
+    for sites in 25 50; do
+        "$SRCFLOW_BIN" gen identity --sites "$sites" --mpo-bond 1000 --bond 4 "$WORK/seed-$sites" >/dev/null || status=1
+        for dtype in complex128 complex64; do
+            report=$("$SRCFLOW_BIN" run "$WORK/seed-$sites" --chi-out 1000 --dtype "$dtype" --backend cuda \
+                --out "$WORK/seed-$sites-$dtype" --json --trace "$OUT/seed-$sites-$dtype.json") || { status=1; continue; }
+            rm -rf "$WORK/seed-$sites-$dtype"
+            echo "$report" | python3 -c '
+import json, sys
+sites, dtype, limits = sys.argv[1], sys.argv[2], json.load(open(sys.argv[3]))
+report = json.load(sys.stdin)
+limit = limits.get("zgemm_gflops" if dtype == "complex128" else "cgemm_gflops")
+rate, wall = report["gflops_per_s"], report["wall_s"]
+share = f"{100 * rate / limit:.0f} %" if limit else "-"
+print(f"| {sites} | {dtype} | {wall:.3f} | {rate:.0f} | {share} |")
+' "$sites" "$dtype" "$OUT/gpu_gemm_rate.json" | tee -a "$BENCH_TABLE"
+        done
+        rm -rf "$WORK/seed-$sites"
+    done
+fi
 exit $status

@@ -23,7 +23,10 @@ impl CudaBackend {
         let len: usize = dims.iter().product();
         let mut out = DeviceBuffer::uninit(stream, len, tensor.dtype())?;
         if len > 0 {
-            let (input, output) = (buffer(tensor)?.address(stream), out.address_mut(stream));
+            let (input, output) = (
+                buffer(tensor, stream)?.address(stream),
+                out.address_mut(stream),
+            );
             let n = len as i64;
             let function = self.kernels.get(&kernels::gather(tensor.dtype()))?;
             let mut launch = stream.launch_builder(function);
@@ -45,8 +48,8 @@ impl CudaBackend {
         let stream = self.stream();
         let len = part.len();
         if len > 0 {
-            let input = buffer(part)?.address(stream);
-            let output = buffer_mut(whole)?.address_mut(stream);
+            let input = buffer(part, stream)?.address(stream);
+            let output = buffer_mut(whole, stream)?.address_mut(stream);
             let n = len as i64;
             let function = self.kernels.get(&kernels::scatter(part.dtype()))?;
             let mut launch = stream.launch_builder(function);
@@ -71,7 +74,10 @@ impl CudaBackend {
         let len = tensor.len();
         let mut out = DeviceBuffer::uninit(stream, len, dtype)?;
         if len > 0 {
-            let (input, output) = (buffer(tensor)?.address(stream), out.address_mut(stream));
+            let (input, output) = (
+                buffer(tensor, stream)?.address(stream),
+                out.address_mut(stream),
+            );
             let factors = factors.map(|f| f.address(stream));
             let n = len as i64;
             let function = self.kernels.get(name)?;
@@ -138,7 +144,7 @@ impl CudaBackend {
         let inner: usize = dims[axis + 1..].iter().product();
         let host = <f64 as Typed>::wrap(Array::new(vec![factors.len()], factors.to_vec())?);
         let on_device = super::memory::upload(self.stream(), &host)?;
-        let factors = buffer(&on_device)?;
+        let factors = buffer(&on_device, self.stream())?;
         let extra = [dims[axis] as i64, inner as i64];
         self.elementwise(
             &kernels::scale(tensor.dtype()),

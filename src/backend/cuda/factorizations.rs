@@ -73,7 +73,7 @@ impl CudaBackend {
     /// A copy of `a` to factor in place, and its device address.
     fn workspace(&self, a: &DeviceTensor) -> Result<(DeviceTensor, Address)> {
         let mut copy = self.permuted(a, &[0, 1])?;
-        let address = buffer_mut(&mut copy)?.address_mut(self.stream());
+        let address = buffer_mut(&mut copy, self.stream())?.address_mut(self.stream());
         Ok((copy, address))
     }
 
@@ -164,7 +164,7 @@ impl CudaBackend {
         let stream = self.stream();
         let mut out = self.room::<T>(rows * cols)?;
         if rows * cols > 0 {
-            let input = super::memory::buffer(factors)?.address(stream);
+            let input = super::memory::buffer(factors, stream)?.address(stream);
             let output = out.address_mut(stream);
             let (rows_i, cols_i, lead_i) = (rows as i64, cols as i64, lead as i64);
             let function = self.kernels.get(&kernels::upper(T::DTYPE))?;

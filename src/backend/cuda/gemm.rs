@@ -80,7 +80,10 @@ impl CudaBackend {
         let Gemm { batch, m, n, k, .. } = gemm;
         let stream = self.stream();
         let mut out = DeviceBuffer::uninit(stream, batch * m * n, a.dtype())?;
-        let (a_address, b_address) = (buffer(a)?.address(stream), buffer(b)?.address(stream));
+        let (a_address, b_address) = (
+            buffer(a, stream)?.address(stream),
+            buffer(b, stream)?.address(stream),
+        );
         let c_address = out.address_mut(stream);
         let lead_a = if gemm.transpose_a { m } else { k };
         let lead_b = if gemm.transpose_b { k } else { n };

@@ -61,6 +61,18 @@ impl DeviceBuffer {
         Ok(buffer)
     }
 
+    /// An error unless the buffer is on the device `stream` issues to (`tensor` names it).
+    fn on_device_of(&self, stream: &CudaStream, tensor: impl std::fmt::Debug) -> Result<()> {
+        let (here, there) = (stream.context().ordinal(), self.bytes.ordinal());
+        if here == there {
+            Ok(())
+        } else {
+            Err(Error::Invalid(format!(
+                "the CUDA backend of device {here} was given {tensor:?}, which is on device {there}"
+            )))
+        }
+    }
+
     /// The device address, for kernels and libraries on `stream`.
     pub fn address(&self, stream: &CudaStream) -> u64 {
         self.bytes.device_ptr(stream).0
@@ -72,22 +84,28 @@ impl DeviceBuffer {
     }
 }
 
-/// The buffer behind `tensor`, which the CUDA backend must have made.
-pub fn buffer(tensor: &DeviceTensor) -> Result<&DeviceBuffer> {
-    tensor
+/// The buffer behind `tensor`, which the CUDA backend of `stream`'s device must have made.
+pub fn buffer<'t>(tensor: &'t DeviceTensor, stream: &CudaStream) -> Result<&'t DeviceBuffer> {
+    let buffer = tensor
         .memory()
         .downcast_ref::<DeviceBuffer>()
         .ok_or_else(|| {
             Error::Invalid(format!(
                 "the CUDA backend was given {tensor:?}, which another backend holds"
             ))
-        })
+        })?;
+    buffer.on_device_of(stream, tensor)?;
+    Ok(buffer)
 }
 
-/// The buffer behind `tensor` to write into, when no other handle shares it.
-pub fn buffer_mut(tensor: &mut DeviceTensor) -> Result<&mut DeviceBuffer> {
+/// The buffer behind `tensor` to write into, when no other handle shares it and it is on
+/// `stream`'s device.
+pub fn buffer_mut<'t>(
+    tensor: &'t mut DeviceTensor,
+    stream: &CudaStream,
+) -> Result<&'t mut DeviceBuffer> {
     let name = format!("{tensor:?}");
-    tensor
+    let buffer = tensor
         .memory_mut()
         .and_then(|m| m.downcast_mut::<DeviceBuffer>())
         .ok_or_else(|| {
@@ -95,7 +113,9 @@ pub fn buffer_mut(tensor: &mut DeviceTensor) -> Result<&mut DeviceBuffer> {
                 "the CUDA backend cannot write into {name}: another handle shares it or another \
                  backend holds it"
             ))
-        })
+        })?;
+    buffer.on_device_of(stream, &name)?;
+    Ok(buffer)
 }
 
 /// A tensor of `dims` and `dtype` over `buffer`.
@@ -135,7 +155,7 @@ pub fn upload(stream: &Arc<CudaStream>, host: &AnyTensor) -> Result<DeviceTensor
 
 /// The elements of `tensor` in host memory, copied on `stream` (complete on return).
 pub fn download(stream: &Arc<CudaStream>, tensor: &DeviceTensor) -> Result<AnyTensor> {
-    let from = buffer(tensor)?;
+    let from = buffer(tensor, stream)?;
     for_dtype!(tensor.dtype(), T => {
         let mut elements = vec![<T as crate::tensor::Scalar>::zero(); tensor.len()];
         if !elements.is_empty() {
