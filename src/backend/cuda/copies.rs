@@ -60,7 +60,8 @@ impl CudaBackend {
         synchronize(stream)
     }
 
-    /// Runs the element-wise kernel `name` (input, output, count, then `extra`) over `tensor`
+    /// Runs the element-wise kernel `name` (input, output, count, the factors if any, then
+    /// `extra`) over `tensor`
     /// into a new tensor of `dtype`.
     fn elementwise(
         &self,
