@@ -2,7 +2,7 @@
 //! pool of its own (each device of a run keeps its own pool; nothing is set globally).
 
 use super::primitive_time::{timed, Primitive};
-use super::{placeable, Backend, DeviceTensor, Gemm, Stream};
+use super::{matrix_dims, placeable, Backend, DeviceTensor, Gemm, Stream};
 use crate::device::{MemoryPool, PoolConfig, SimulatedPool};
 use crate::error::{Error, Result};
 use crate::tensor::matrix;
@@ -67,17 +67,6 @@ fn elements_mut<T: Typed>(tensor: &mut DeviceTensor) -> Result<&mut [T]> {
 fn tensor_of<T: Typed>(dims: Vec<usize>, data: Vec<T>) -> Result<DeviceTensor> {
     let host = T::wrap(Array::new(dims.clone(), data)?);
     Ok(DeviceTensor::new(dims, T::DTYPE, Arc::new(host)))
-}
-
-/// Rows and columns of `tensor` as a column-major matrix (dimensions `[cols, rows]`), which it
-/// must be.
-fn matrix_dims(tensor: &DeviceTensor) -> Result<(usize, usize)> {
-    match tensor.dims() {
-        &[cols, rows] => Ok((rows, cols)),
-        dims => Err(Error::Invalid(format!(
-            "a factorization needs a matrix, found dimensions {dims:?}"
-        ))),
-    }
 }
 
 /// `m` as a column-major CPU tensor (dimensions `[columns, rows]`).

@@ -175,3 +175,14 @@ pub(crate) fn placeable(
     }
     Ok(())
 }
+
+/// Rows and columns of `tensor` as a column-major matrix (dimensions `[cols, rows]`), which it
+/// must be.
+pub(crate) fn matrix_dims(tensor: &DeviceTensor) -> Result<(usize, usize)> {
+    match tensor.dims() {
+        &[cols, rows] => Ok((rows, cols)),
+        dims => Err(Error::Invalid(format!(
+            "a factorization needs a matrix, found dimensions {dims:?}"
+        ))),
+    }
+}

@@ -8,7 +8,7 @@ pub(crate) mod matrix;
 mod meter;
 mod operand;
 mod permute;
-pub(crate) use permute::{keeps_layout, permute_elements};
+pub(crate) use permute::{keeps_layout, permute_elements, row_major_strides};
 mod plan;
 pub(crate) use plan::{ContractionPlan, OperandLayout};
 mod scalar;

@@ -11,16 +11,16 @@ use crate::tensor::{Scalar, Typed};
 use cudarc::cusolver::sys::cusolverStatus_t;
 use cudarc::driver::PushKernelArg;
 
-/// Rows and columns of `tensor` as a column-major matrix (dimensions `[cols, rows]`), each
-/// within the 32-bit sizes cuSOLVER takes.
+/// Rows and columns of `tensor` as a column-major matrix ([`crate::backend::matrix_dims`]),
+/// each within the 32-bit sizes cuSOLVER takes.
 fn matrix_dims(tensor: &DeviceTensor) -> Result<(usize, usize)> {
-    match tensor.dims() {
-        &[cols, rows] if rows.max(cols) <= i32::MAX as usize => Ok((rows, cols)),
-        dims => Err(Error::Invalid(format!(
-            "a factorization needs a matrix of at most 2³¹ rows and columns, found dimensions \
-             {dims:?}"
-        ))),
+    let (rows, cols) = crate::backend::matrix_dims(tensor)?;
+    if rows.max(cols) > i32::MAX as usize {
+        return Err(Error::Invalid(format!(
+            "cuSOLVER factors matrices of at most 2³¹ rows and columns, found {rows} × {cols}"
+        )));
     }
+    Ok((rows, cols))
 }
 
 /// An error unless cuSOLVER's routine `call` returned success.

@@ -2,6 +2,7 @@
 //! scatter kernels of `kernels/strided_copy.cu` take it.
 
 use crate::error::{Error, Result};
+use crate::tensor::row_major_strides;
 use cudarc::driver::DeviceRepr;
 use std::ops::Range;
 
@@ -21,15 +22,6 @@ pub struct Strided {
 
 // SAFETY: `#[repr(C)]` plain integers, as the kernels declare the struct.
 unsafe impl DeviceRepr for Strided {}
-
-/// Row-major strides of `dims`.
-fn strides_of(dims: &[usize]) -> Vec<usize> {
-    let mut strides = vec![1; dims.len()];
-    for d in (0..dims.len().saturating_sub(1)).rev() {
-        strides[d] = strides[d + 1] * dims[d + 1];
-    }
-    strides
-}
 
 impl Strided {
     /// A block of `dims` at `offset` with `strides`, or an error past [`MAX_RANK`] axes.
@@ -54,7 +46,7 @@ impl Strided {
 
     /// Axis `i` of the block is axis `perm[i]` of a tensor of `dims`: a permute as a gather.
     pub fn permuted(dims: &[usize], perm: &[usize]) -> Result<Self> {
-        let strides = strides_of(dims);
+        let strides = row_major_strides(dims);
         let block: Vec<usize> = perm.iter().map(|&p| dims[p]).collect();
         let block_strides: Vec<usize> = perm.iter().map(|&p| strides[p]).collect();
         Strided::new(&block, &block_strides, 0)
@@ -63,7 +55,7 @@ impl Strided {
     /// The entries `range` along `axis` of a tensor of `dims`: a slice as a gather, or where a
     /// part goes in a whole as a scatter.
     pub fn along(dims: &[usize], axis: usize, range: Range<usize>) -> Result<Self> {
-        let strides = strides_of(dims);
+        let strides = row_major_strides(dims);
         let mut block = dims.to_vec();
         block[axis] = range.len();
         Strided::new(&block, &strides, range.start * strides[axis])
