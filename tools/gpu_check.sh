@@ -2,7 +2,7 @@
 # On a machine with an NVIDIA GPU, from the binaries tools/gpu_bundle.sh built elsewhere: the
 # backend conformance suite on the GPU, the CUDA run against the CPU's, the CPU's and the GPU's
 # times on three problems, cuBLAS's GEMM rate, and the seed's MPO·MPO primitive at bond 1000
-# (25 and 50 sites, complex128 and complex64; BENCH=0 skips it), into $OUT (default
+# (25 and 50 sites, complex128 and complex64, and 50 sites out of core; BENCH=0 skips them), into $OUT (default
 # target/gpu-check). Needs the CUDA driver and
 # CUDA 12 or 13's cuBLAS, cuSOLVER and NVRTC (system-wide or from Python's nvidia-* wheels).
 #   tools/gpu_bundle.sh                # here, with Rust
@@ -63,6 +63,40 @@ check mpo-narrow 256 identity --sites 25 --mpo-bond 4 --bond 256 || status=1
 # The limit: cuBLAS's GEMM rates on this GPU.
 "$BUNDLE/gpu_gemm_rate" | tee "$OUT/gpu_gemm_rate.json" || status=1
 
+# Out of core on the GPU: the problem in $1 again, in complex128, with the most device memory
+# under which `srcflow plan` keeps at most half the environments on the device (the rest in host
+# memory), or the least it accepts where no budget does; the right-to-left pass's stall share.
+out_of_core() {
+    local budget report
+    budget=$(python3 - "$SRCFLOW_BIN" "$1" <<'PY'
+import json, subprocess, sys
+def plan(budget):
+    args = [sys.argv[1], "plan", sys.argv[2], "--chi-out", "1000", "--json"]
+    run = subprocess.run(args + (["--device-memory", str(budget)] if budget else []),
+                         capture_output=True, text=True)
+    return json.loads(run.stdout) if run.returncode == 0 else None
+def on_device_or_refused(budget):
+    planned = plan(budget)
+    return planned is None or 2 * planned["tiers"].count("Device") <= len(planned["tiers"])
+low, high = 0, plan(None)["profile"]["device"]["bytes"]
+while high - low > high // 1000:
+    middle = (low + high) // 2
+    low, high = (middle, high) if on_device_or_refused(middle) else (low, middle)
+print(low if plan(low) else high)
+PY
+) || return 1
+    report=$("$SRCFLOW_BIN" run "$1" --chi-out 1000 --backend cuda --device-memory "$budget" \
+        --out "$WORK/out-of-core" --json --trace "$OUT/out-of-core.json") || return 1
+    rm -rf "$WORK/out-of-core"
+    python3 -c '
+import json, sys
+report, budget = json.load(sys.stdin), sys.argv[1]
+tiers, wall = report["environments"], report["wall_s"]
+share = 100 * sum(report["stalls_right_to_left"].values()) / report["right_to_left_s"]
+print(f"out of core: --device-memory {budget} B, environments by tier {tiers}, wall {wall:.3f} s,",
+      f"right-to-left stall share {share:.1f} %")' "$budget" <<<"$report" | tee "$OUT/out_of_core.txt"
+}
+
 # The seed's primitive: a random MPO of bond 1000 on a perturbed identity of bond 4, chi_out 1000.
 if [ "${BENCH:-1}" != 0 ]; then
     BENCH_TABLE="$OUT/seed_primitive.md"
@@ -84,6 +118,7 @@ share = f"{100 * rate / limit:.0f} %" if limit else "-"
 print(f"| {sites} | {dtype} | {wall:.3f} | {rate:.0f} | {share} |")
 ' "$sites" "$dtype" "$OUT/gpu_gemm_rate.json" | tee -a "$BENCH_TABLE"
         done
+        if [ "$sites" = 50 ]; then out_of_core "$WORK/seed-$sites" || status=1; fi
         rm -rf "$WORK/seed-$sites"
     done
 fi

@@ -3,7 +3,7 @@
 //!
 //! [`MemoryPool`] is the interface; [`SimulatedPool`] implements it on the CPU so that the
 //! memory governor (admission, cache releases, half-batch rewrites) is exercised and tested
-//! without a GPU. The CUDA backend's caching pool will front the same trait. [`FaultyPool`]
+//! without a GPU. The CUDA backend fronts the same trait over the driver's caching allocator. [`FaultyPool`]
 //! injects allocation failures into any pool; a capacity schedule shrinks any pool through
 //! [`MemoryPool::set_capacity`]. Pre-fragmentation stays a setting of the simulated pool: it
 //! lays out the segments of the pool itself, which no wrapper can see.

@@ -6,6 +6,7 @@
 //! waits for it before returning, so a value is complete whenever another lane can see it.
 
 mod copies;
+mod driver_pool;
 mod factorizations;
 mod gemm;
 pub(crate) mod kernels;
@@ -16,7 +17,7 @@ mod strided;
 
 use super::primitive_time::{timed, Primitive};
 use super::{Backend, DeviceTensor, Gemm, Stream};
-use crate::device::{MemoryPool, PoolConfig, SimulatedPool};
+use crate::device::{MemoryPool, PoolConfig};
 use crate::error::{Error, Result};
 use crate::tensor::{AnyTensor, DType};
 use cudarc::cublas::CudaBlas;
@@ -124,6 +125,7 @@ impl CudaBackend {
         };
         let streams = [new_stream()?, new_stream()?, new_stream()?, new_stream()?];
         let compute = streams[slot(Stream::Compute)].clone();
+        driver_pool::keep_freed_memory(&context)?;
         Ok(CudaBackend {
             ordinal,
             kernels: LoadedKernels::load(&context)?,
@@ -210,9 +212,9 @@ impl Backend for CudaBackend {
         work();
     }
 
-    /// An accounting pool over the driver's stream-ordered allocator (which caches freed
-    /// memory itself), of the budget or the memory the device has free now less
-    /// 1 GiB for the libraries' workspaces, whichever is less.
+    /// The governor's pool over the driver's caching allocator ([`driver_pool`]), of the
+    /// budget or the memory the device has free now less 1 GiB for the libraries'
+    /// workspaces, whichever is less.
     fn memory_pool(&self, config: PoolConfig) -> Result<Box<dyn MemoryPool>> {
         let (free, _) = self
             .context
@@ -220,10 +222,14 @@ impl Backend for CudaBackend {
             .map_err(|e| cuda_error("cuMemGetInfo", e))?;
         let usable = (free as u64).saturating_sub(LIBRARY_HEADROOM);
         let capacity = config.capacity.map_or(usable, |c| c.min(usable));
-        Ok(Box::new(SimulatedPool::new(PoolConfig {
+        let config = PoolConfig {
             capacity: Some(capacity),
             ..config
-        })?))
+        };
+        Ok(Box::new(driver_pool::DriverPool::new(
+            self.context.clone(),
+            config,
+        )?))
     }
 
     fn upload(&self, host: &AnyTensor) -> Result<DeviceTensor> {
