@@ -20,11 +20,7 @@ const FLAGS: [(&str, &str); 13] = [
 
 /// `message` with every setting it names replaced by its flag.
 pub fn with_flag_names(message: &str) -> String {
-    FLAGS
-        .iter()
-        .fold(message.to_string(), |text, (setting, flag)| {
-            text.replace(setting, flag)
-        })
+    srcflow::error::renamed(message, &FLAGS)
 }
 
 #[cfg(test)]

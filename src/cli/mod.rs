@@ -13,7 +13,6 @@ mod graph;
 mod machine_calibration;
 mod plan;
 mod problem_args;
-mod progress_bar;
 mod report;
 mod run;
 mod simulate;

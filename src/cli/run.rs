@@ -3,11 +3,10 @@
 use super::ctrl_c::cancel_on_ctrl_c;
 use super::print_report;
 use super::problem_args::ProblemArgs;
-use super::progress_bar::SweepProgressBar;
 use clap::Args;
 use srcflow::backend::BackendKind;
 use srcflow::io::OutputDir;
-use srcflow::sched::RunLog;
+use srcflow::sched::{RunLog, SweepProgressBar};
 use srcflow::store::clean_stale;
 use srcflow::trace::{write_chrome_trace, write_whole};
 use srcflow::Result;

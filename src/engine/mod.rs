@@ -244,7 +244,7 @@ impl Engine {
             bonds: std::sync::Mutex::new(vec![0; graph.sites() - 1]),
         };
         let (sched, governor, cap) = self.schedule(graph, DeviceMemory::Backend)?;
-        let lease = alloc::CapLease::new(cap);
+        let lease = alloc::CapLease::new(cap.map(with_memory_held_before));
         tracing::info!(
             sites = graph.sites(),
             tasks = graph.graph.node_count(),
@@ -356,4 +356,13 @@ impl Engine {
         let fault = self.tiering.disk_fault.as_ref();
         DiskTier::create(&parent, self.tiering.disk_rates, fault, self.cancel.clone()).map(Some)
     }
+}
+
+/// The cap on the process's resident memory for a run whose plan allows `peak` (its values and
+/// [`PROCESS_BASELINE`]), raised by what the process already holds beyond that baseline when the
+/// run starts: a host program's own data (a Python interpreter, NumPy, the input arrays) is not
+/// the run's, and counting it would make the block cache unmap what it should keep.
+fn with_memory_held_before(peak: u64) -> u64 {
+    let resident = alloc::resident_bytes().unwrap_or(0) as u64;
+    peak + resident.saturating_sub(PROCESS_BASELINE)
 }

@@ -1,7 +1,7 @@
 //! `CoreSink`: where write-site tasks put output cores (memory, or a problem directory).
 
 use crate::error::{Error, Result};
-use crate::tensor::{AnyTensor, Tensor};
+use crate::tensor::AnyTensor;
 use crate::train::{Kind, Train};
 use std::sync::Mutex;
 
@@ -16,10 +16,10 @@ pub trait CoreSink: Sync {
     fn take_draft(&self, site: usize) -> Result<AnyTensor>;
 }
 
-/// Collects output cores into an in-memory train (complex128, whatever the run computed in).
+/// Collects output cores in memory, in the element type the run computed in.
 pub struct MemorySink {
     kind: Kind,
-    cores: Mutex<Vec<Option<Tensor>>>,
+    cores: Mutex<Vec<Option<AnyTensor>>>,
     drafts: Mutex<Vec<Option<AnyTensor>>>,
 }
 
@@ -33,23 +33,31 @@ impl MemorySink {
         }
     }
 
-    /// The collected train; fails if a site is missing.
+    /// The collected train (complex128, whatever the run computed in); fails if a site is
+    /// missing.
     pub fn into_train(self) -> Result<Train> {
+        let kind = self.kind;
+        let cores = self.into_cores()?.iter().map(AnyTensor::to_c64).collect();
+        Train::new(kind, cores)
+    }
+
+    /// The collected cores in `[l, r, u, d]` form, in the run's element type; fails if a site
+    /// is missing.
+    pub fn into_cores(self) -> Result<Vec<AnyTensor>> {
         let cores = self.cores.into_inner().expect("no writer panicked");
-        let cores = cores
+        cores
             .into_iter()
             .enumerate()
             .map(|(site, c)| {
                 c.ok_or_else(|| Error::Invalid(format!("output site {site} was never written")))
             })
-            .collect::<Result<Vec<_>>>()?;
-        Train::new(self.kind, cores)
+            .collect()
     }
 }
 
 impl CoreSink for MemorySink {
     fn write(&self, site: usize, core: AnyTensor) -> Result<()> {
-        self.cores.lock().expect("no writer panicked")[site] = Some(core.to_c64());
+        self.cores.lock().expect("no writer panicked")[site] = Some(core);
         Ok(())
     }
 

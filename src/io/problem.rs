@@ -125,31 +125,10 @@ impl CoreSource for ProblemDir {
         let path = core_path(&self.dir, &entry.name, site);
         let bad = |message| Error::bad_core(&entry.name, site, &path, message);
         let core = npy::read(&path).map_err(bad)?;
-        let transposed = self.orientation.transposes(entry.kind);
-        let mut expected = entry.cores[site];
-        if transposed {
-            expected.swap(2, 3);
-        }
-        let lrud = shape_from_quimb(entry.kind, site, entry.cores.len(), core.shape())
-            .map_err(|e| bad(e.to_string()))?;
-        if lrud != expected {
-            return Err(bad(format!(
-                "shape changed since the run started: expected {expected:?}, found {lrud:?}"
-            )));
-        }
-        if let Some(index) = core.first_non_finite() {
-            return Err(bad(format!(
-                "element {index} (flat, C order) is NaN or infinite"
-            )));
-        }
-        let core = core.reshape(lrud.to_vec());
-        Ok(
-            match (transposed, self.conj_bra && entry.kind == Kind::Mps) {
-                (true, _) => core.permute(&[0, 1, 3, 2]),
-                (false, true) => core.conj(),
-                (false, false) => core,
-            },
-        )
+        let conj = self.conj_bra && entry.kind == Kind::Mps;
+        self.orientation
+            .ket_core(entry, site, core, conj)
+            .map_err(bad)
     }
 }
 

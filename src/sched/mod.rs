@@ -19,6 +19,7 @@ mod model_lanes;
 mod pacing;
 mod prefetch;
 mod progress;
+mod progress_bar;
 mod rates;
 mod stall;
 
@@ -31,6 +32,7 @@ pub(crate) use model_lanes::{TaskTimer, VirtualClock};
 pub use pacing::Pacing;
 pub use prefetch::{FetchView, Prefetch, PrefetchPolicy};
 pub use progress::Progress;
+pub use progress_bar::SweepProgressBar;
 pub use stall::{StallCause, Stalls};
 
 use crate::cancel::CancelToken;

@@ -14,7 +14,7 @@ pub(crate) use plan::{ContractionPlan, OperandLayout};
 mod scalar;
 
 pub use any::AnyTensor;
-pub(crate) use any::Typed;
+pub use any::Typed;
 pub use dense::{Array, Tensor, C64};
 pub use dtype::DType;
 pub use legs::Leg;

@@ -1,7 +1,9 @@
 //! Bra stacks `φ·A_1·…·A_k`: the leading MPS is a row vector, used without conjugation (as in
 //! src-method), so the stack equals the ket stack `A_k^T·…·A_1^T·φ`, which is what runs.
 
+use super::layout::shape_from_quimb;
 use super::{Kind, LayerShape, StackShape};
+use crate::tensor::AnyTensor;
 
 /// How the layers of a stack were given.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -24,6 +26,42 @@ impl Orientation {
     /// True when a given layer of `kind` is transposed (up and down swapped) in the ket form.
     pub fn transposes(self, kind: Kind) -> bool {
         self == Orientation::Bra && kind == Kind::Mpo
+    }
+
+    /// `core`, read in quimb layout as the user gave it, as `site` of the ket-form layer `layer`
+    /// runs it (`[l, r, u, d]`): transposed when this
+    /// orientation transposes the layer, else conjugated when `conj`. An error message when its
+    /// shape is not the one `layer` was planned with or an element is not finite.
+    pub fn ket_core(
+        self,
+        layer: &LayerShape,
+        site: usize,
+        core: AnyTensor,
+        conj: bool,
+    ) -> Result<AnyTensor, String> {
+        let transposed = self.transposes(layer.kind);
+        let mut expected = layer.cores[site];
+        if transposed {
+            expected.swap(2, 3);
+        }
+        let lrud = shape_from_quimb(layer.kind, site, layer.cores.len(), core.shape())
+            .map_err(|e| e.to_string())?;
+        if lrud != expected {
+            return Err(format!(
+                "shape changed since the run started: expected {expected:?}, found {lrud:?}"
+            ));
+        }
+        if let Some(index) = core.first_non_finite() {
+            return Err(format!(
+                "element {index} (flat, C order) is NaN or infinite"
+            ));
+        }
+        let core = core.reshape(lrud.to_vec());
+        Ok(match (transposed, conj) {
+            (true, _) => core.permute(&[0, 1, 3, 2]),
+            (false, true) => core.conj(),
+            (false, false) => core,
+        })
     }
 
     /// The ket form of `layers`, given in this orientation.

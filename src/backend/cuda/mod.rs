@@ -212,7 +212,7 @@ impl Backend for CudaBackend {
         work();
     }
 
-    /// The governor's pool over the driver's caching allocator ([`driver_pool`]), of the
+    /// The governor's pool over the driver's caching allocator (`driver_pool.rs`), of the
     /// budget or the memory the device has free now less 1 GiB for the libraries'
     /// workspaces, whichever is less.
     fn memory_pool(&self, config: PoolConfig) -> Result<Box<dyn MemoryPool>> {

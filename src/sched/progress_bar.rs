@@ -1,14 +1,21 @@
-//! `SweepProgressBar`: the progress of `srcflow run` on a terminal (indicatif) — tasks done,
+//! `SweepProgressBar`: the progress of a run on a terminal (indicatif; `srcflow run` and the
+//! Python package's `progress=True`) — tasks done,
 //! pass, site, bytes spilled and ETA; hidden when standard error is not a terminal (pipes, CI).
 
+use super::Progress;
+use crate::graph::{Pass, Task};
+use crate::ByteSize;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-use srcflow::graph::{Pass, Task};
-use srcflow::sched::Progress;
-use srcflow::ByteSize;
 
 /// A progress bar on standard error, fed by the scheduler.
 pub struct SweepProgressBar {
     bar: ProgressBar,
+}
+
+impl Default for SweepProgressBar {
+    fn default() -> Self {
+        Self::new()
+    }
 }
 
 impl SweepProgressBar {
