@@ -1,0 +1,73 @@
+//! The engine's errors as Python exceptions: each variant of [`srcflow::Error`] raises the
+//! built-in class that fits it (or a subclass of one), with the engine's message.
+
+use pyo3::exceptions::{
+    PyArithmeticError, PyKeyboardInterrupt, PyMemoryError, PyOSError, PyRuntimeError, PyValueError,
+};
+use pyo3::prelude::*;
+use srcflow::Error;
+
+pyo3::create_exception!(
+    srcflow,
+    OutOfMemoryError,
+    PyMemoryError,
+    "The run needs more memory than its budgets allow, even after the governor's recovery."
+);
+pyo3::create_exception!(
+    srcflow,
+    BackendUnavailableError,
+    PyRuntimeError,
+    "The backend asked for (`device=\"gpu\"`) cannot run here: no driver, library or device."
+);
+pyo3::create_exception!(
+    srcflow,
+    DeviceError,
+    PyRuntimeError,
+    "A device or its libraries failed during the run."
+);
+
+/// Adds the exception classes to `module`.
+pub fn register(module: &Bound<'_, PyModule>) -> PyResult<()> {
+    let py = module.py();
+    module.add("OutOfMemoryError", py.get_type::<OutOfMemoryError>())?;
+    module.add(
+        "BackendUnavailableError",
+        py.get_type::<BackendUnavailableError>(),
+    )?;
+    module.add("DeviceError", py.get_type::<DeviceError>())?;
+    Ok(())
+}
+
+/// Each setting an engine error may name, with the argument that sets it in Python.
+const ARGUMENTS: [(&str, &str); 9] = [
+    ("`GraphOptions::chi_out`", "`chi_out`"),
+    ("`GraphOptions::batch_cols`", "`batch_cols`"),
+    ("`GraphOptions::cutoff`", "`cutoff`"),
+    ("`GraphOptions::devices`", "`Resources.devices`"),
+    ("`GraphOptions::oversample`", "`oversample`"),
+    ("`GraphOptions::dtype`", "`dtype`"),
+    ("`Budgets::device`", "`Resources.gpu_memory`"),
+    ("`Budgets::host`", "`Resources.host_memory`"),
+    (
+        "`Budgets::disk`",
+        "the free space under `Resources.scratch_dir`",
+    ),
+];
+
+/// The Python exception for `error`, whose message names the arguments a Python user sets.
+pub fn to_python(error: Error) -> PyErr {
+    let message = srcflow::error::renamed(&error.to_string(), &ARGUMENTS);
+    match error {
+        Error::Io { .. } => PyOSError::new_err(message),
+        Error::BadCore { .. } | Error::Shape(_) | Error::Manifest { .. } | Error::Invalid(_) => {
+            PyValueError::new_err(message)
+        }
+        Error::Unavailable(_) => BackendUnavailableError::new_err(message),
+        Error::Cuda(_) | Error::DeviceFailed { .. } => DeviceError::new_err(message),
+        Error::Numeric(_) => PyArithmeticError::new_err(message),
+        Error::OutOfMemory { .. } | Error::DeviceOutOfMemory { .. } => {
+            OutOfMemoryError::new_err(message)
+        }
+        Error::Interrupted => PyKeyboardInterrupt::new_err(message),
+    }
+}

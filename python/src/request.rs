@@ -1,0 +1,163 @@
+//! `Request`: one call of the Python API as the package hands it over (a dict of checked
+//! arguments), and the stack shape and engine it asks for.
+
+use pyo3::prelude::*;
+use srcflow::backend::BackendKind;
+use srcflow::engine::Tiering;
+use srcflow::graph::GraphOptions;
+use srcflow::plan::Budgets;
+use srcflow::sched::Prefetch;
+use srcflow::tensor::DType;
+use srcflow::train::layout::shape_from_quimb;
+use srcflow::train::{Kind, LayerShape, StackShape};
+use srcflow::{EngineBuilder, Error, Options, Result};
+use std::path::PathBuf;
+use std::sync::Arc;
+
+/// The arguments of one call, already checked by the Python side (`srcflow/_api.py`).
+#[derive(FromPyObject)]
+#[pyo3(from_item_all)]
+pub struct Request {
+    /// The site objects of each train, in the order given (array-likes, read lazily).
+    pub trains: Vec<Vec<Py<PyAny>>>,
+    /// "mps" or "mpo" for each train.
+    pub kinds: Vec<String>,
+    /// The quimb-layout shape of every site.
+    pub shapes: Vec<Vec<Vec<usize>>>,
+    /// The element type every site is read as ("float32", …, "complex128").
+    pub dtypes: Vec<Vec<String>>,
+    /// The type the run computes in and returns.
+    pub dtype: String,
+    /// Output bond cap χ̄.
+    pub chi_out: usize,
+    /// Relative singular-value cutoff.
+    pub cutoff: f64,
+    /// Sketch-size factor.
+    pub oversample: f64,
+    /// Seed of the sketches.
+    pub seed: u64,
+    /// "cpu", "cuda" or "auto".
+    pub backend: String,
+    /// Device ids (a count `n` is `0..n`).
+    pub devices: Vec<usize>,
+    /// Device memory per device, in bytes (`None`: detected).
+    pub device_memory: Option<u64>,
+    /// Host memory, in bytes (`None`: detected).
+    pub host_memory: Option<u64>,
+    /// Where spilled environments go (`None`: the temporary directory).
+    pub scratch_dir: Option<PathBuf>,
+    /// The prefetch policy: "none", "lookahead:K" or "bandwidth[:WINDOW]".
+    pub prefetch: Option<String>,
+    /// Sketch columns per env and sketch task (`None`: the planner's choice).
+    pub batch_cols: Option<usize>,
+    /// Worker threads (`None`: every core).
+    pub threads: Option<usize>,
+}
+
+/// An error naming the argument `name` that `value` could not be read from.
+fn bad_argument(name: &str, why: impl std::fmt::Display) -> Error {
+    Error::Invalid(format!("`{name}`: {why}"))
+}
+
+impl Request {
+    /// The name of train `index` in messages.
+    pub fn train_name(index: usize) -> String {
+        format!("train {index}")
+    }
+
+    /// The kind of train `index`.
+    fn kind(&self, index: usize) -> Result<Kind> {
+        match self.kinds[index].as_str() {
+            "mps" => Ok(Kind::Mps),
+            "mpo" => Ok(Kind::Mpo),
+            other => Err(bad_argument("kinds", format!("unknown kind {other:?}"))),
+        }
+    }
+
+    /// The element type every site of train `index` is read as.
+    pub fn site_dtypes(&self, index: usize) -> Result<Vec<DType>> {
+        self.dtypes[index]
+            .iter()
+            .map(|name| name.parse().map_err(|e| bad_argument("dtypes", e)))
+            .collect()
+    }
+
+    /// The shapes of the stack as given (not yet in ket form), checked as the engine checks a
+    /// problem directory.
+    pub fn stack_shape(&self) -> Result<StackShape> {
+        let layers = (0..self.trains.len())
+            .map(|index| self.layer_shape(index))
+            .collect::<Result<_>>()?;
+        let given = StackShape { layers };
+        given.check(None)?;
+        Ok(given)
+    }
+
+    /// The shape of train `index`.
+    fn layer_shape(&self, index: usize) -> Result<LayerShape> {
+        let name = Self::train_name(index);
+        let kind = self.kind(index)?;
+        let shapes = &self.shapes[index];
+        let cores = shapes
+            .iter()
+            .enumerate()
+            .map(|(site, shape)| {
+                shape_from_quimb(kind, site, shapes.len(), shape)
+                    .map_err(|e| Error::Shape(format!("{name}, site {site}: {e}")))
+            })
+            .collect::<Result<_>>()?;
+        let dtype = self
+            .site_dtypes(index)?
+            .into_iter()
+            .reduce(DType::promote)
+            .unwrap_or_default();
+        Ok(LayerShape {
+            name,
+            kind,
+            cores,
+            dtype,
+        })
+    }
+
+    /// The engine this call asks for, before its progress and cancellation are set.
+    pub fn engine(&self) -> Result<EngineBuilder> {
+        let dtype: DType = self.dtype.parse().map_err(|e| bad_argument("dtype", e))?;
+        let options = Options {
+            graph: GraphOptions {
+                chi_out: self.chi_out,
+                batch_cols: self.batch_cols,
+                cutoff: self.cutoff,
+                oversample: self.oversample,
+                dtype: Some(dtype),
+                devices: self.devices.len(),
+                fold: true,
+            },
+            seed: self.seed,
+            threads: self.threads.unwrap_or(0),
+        };
+        let backend: BackendKind = self.backend.parse()?;
+        Ok(EngineBuilder::new(options)
+            .backend(backend)
+            .device_ids(self.devices.clone())
+            .tiering(self.tiering()?))
+    }
+
+    /// The budgets (each left out detected) and the prefetch policy.
+    fn tiering(&self) -> Result<Tiering> {
+        let budgets = Budgets::detect(
+            self.device_memory,
+            self.host_memory,
+            None,
+            self.scratch_dir.clone(),
+        )?;
+        let prefetch = match &self.prefetch {
+            Some(text) => text.parse::<Prefetch>()?,
+            None => Prefetch::default(),
+        };
+        Ok(Tiering {
+            budgets: Some(budgets),
+            prefetch: Arc::new(prefetch),
+            ..Tiering::default()
+        })
+    }
+}

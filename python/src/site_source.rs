@@ -1,0 +1,77 @@
+//! `SiteSource`: the engine's cores read from the user's Python objects one site at a time,
+//! when the graph needs them (`numpy.asarray` on each site; a memmap reads only that site).
+
+use crate::arrays::to_tensor;
+use crate::request::Request;
+use pyo3::prelude::*;
+use srcflow::engine::CoreSource;
+use srcflow::tensor::{AnyTensor, DType};
+use srcflow::train::{Orientation, StackShape};
+use srcflow::{Error, Result};
+
+/// One train's sites, as the ket form runs them.
+struct TrainSites {
+    /// Its name in messages ("train 0", as given).
+    name: String,
+    /// The site objects.
+    sites: Vec<Py<PyAny>>,
+    /// The type each site is read as.
+    dtypes: Vec<DType>,
+}
+
+/// The sites of a stack in its ket form (a bra stack's trains reversed, its MPOs transposed as
+/// they are read).
+pub struct SiteSource {
+    trains: Vec<TrainSites>,
+    shape: StackShape,
+    orientation: Orientation,
+}
+
+impl SiteSource {
+    /// The source of `request`'s trains, whose checked shape as given is `given`.
+    pub fn new(request: &Request, given: &StackShape) -> Result<Self> {
+        let orientation = given.orientation();
+        let trains = (0..request.trains.len())
+            .map(|index| {
+                Ok(TrainSites {
+                    name: Request::train_name(index),
+                    sites: Python::attach(|py| {
+                        request.trains[index]
+                            .iter()
+                            .map(|site| site.clone_ref(py))
+                            .collect()
+                    }),
+                    dtypes: request.site_dtypes(index)?,
+                })
+            })
+            .collect::<Result<Vec<_>>>()?;
+        Ok(SiteSource {
+            trains: orientation.ket_form(trains, |train| train),
+            shape: given.clone().into_ket_form(),
+            orientation,
+        })
+    }
+
+    /// The shapes of the stack in ket form.
+    pub fn shape(&self) -> &StackShape {
+        &self.shape
+    }
+}
+
+impl CoreSource for SiteSource {
+    fn read(&self, layer: usize, site: usize) -> Result<AnyTensor> {
+        let train = &self.trains[layer];
+        let bad = |why: String| Error::Shape(format!("{}, site {site}: {why}", train.name));
+        let dtype = train.dtypes[site];
+        let core = Python::attach(|py| {
+            let numpy = py.import("numpy")?;
+            let array =
+                numpy.call_method1("asarray", (train.sites[site].bind(py), dtype.name()))?;
+            to_tensor(&array, dtype)
+        })
+        .map_err(|e| bad(format!("reading it failed: {e}")))?;
+        self.orientation
+            .ket_core(&self.shape.layers[layer], site, core, false)
+            .map_err(bad)
+    }
+}

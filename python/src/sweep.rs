@@ -1,0 +1,115 @@
+//! The two entry points: `run` (the compressed product, its report and trace) and `graph`
+//! (the sweep graph a run would execute, without running it).
+
+use crate::arrays::to_numpy;
+use crate::errors::to_python;
+use crate::interrupt::run_interruptibly;
+use crate::python_logging::set_level_from_python;
+use crate::request::Request;
+use crate::site_source::SiteSource;
+use pyo3::prelude::*;
+use serde_json::json;
+use srcflow::engine::MemorySink;
+use srcflow::sched::SweepProgressBar;
+use srcflow::trace::write_chrome_trace;
+use srcflow::train::layout::shape_to_quimb;
+use srcflow::{CancelToken, SweepGraph};
+use std::path::PathBuf;
+use std::sync::Arc;
+
+/// Runs the request: the output cores in quimb layout and the run's report as JSON. Writes the
+/// Perfetto trace to `trace` when given; draws a progress bar on a terminal when `progress`.
+#[pyfunction]
+#[pyo3(signature = (request, trace=None, progress=false))]
+pub fn run(
+    py: Python<'_>,
+    request: Request,
+    trace: Option<PathBuf>,
+    progress: bool,
+) -> PyResult<(Vec<Py<PyAny>>, String)> {
+    set_level_from_python(py)?;
+    let given = request.stack_shape().map_err(to_python)?;
+    let source = SiteSource::new(&request, &given).map_err(to_python)?;
+    let cancel = CancelToken::new();
+    let mut builder = request
+        .engine()
+        .map_err(to_python)?
+        .cancel(cancel.clone())
+        .trace(trace.is_some());
+    let bar = progress.then(|| Arc::new(SweepProgressBar::new()));
+    if let Some(bar) = &bar {
+        builder = builder.progress(bar.clone());
+    }
+    let engine = builder.build().map_err(to_python)?;
+    let (graph, _) = engine.prepare(source.shape()).map_err(to_python)?;
+    let sink = MemorySink::new(graph.output_kind(), graph.sites());
+    let ran = run_interruptibly(py, &cancel, || {
+        engine.run_graph_logged(&graph, &source, &sink)
+    });
+    if let Some(bar) = &bar {
+        bar.finish();
+    }
+    let (report, log) = ran?.map_err(to_python)?;
+    if let Some(path) = &trace {
+        write_chrome_trace(path, &graph, &log).map_err(to_python)?;
+    }
+    let cores = sink.into_cores().map_err(to_python)?;
+    let arrays = quimb_arrays(py, &graph, &cores)?;
+    let report = serde_json::to_string(&report).expect("a report serialises");
+    Ok((arrays, report))
+}
+
+/// The output cores (`[l, r, u, d]`) as NumPy arrays in quimb layout.
+fn quimb_arrays(
+    py: Python<'_>,
+    graph: &SweepGraph,
+    cores: &[srcflow::tensor::AnyTensor],
+) -> PyResult<Vec<Py<PyAny>>> {
+    let kind = graph.output_kind();
+    cores
+        .iter()
+        .enumerate()
+        .map(|(site, core)| {
+            let shape = core.shape();
+            let lrud = [shape[0], shape[1], shape[2], shape[3]];
+            let quimb = shape_to_quimb(kind, site, cores.len(), lrud);
+            Ok(to_numpy(py, core, quimb)?.unbind())
+        })
+        .collect()
+}
+
+/// The sweep graph the request would run, planned for its budgets: its tasks as JSON (op,
+/// site, columns, flops, bytes, lane, device, step) and as Graphviz DOT.
+#[pyfunction]
+pub fn graph(request: Request) -> PyResult<(String, String)> {
+    let given = request.stack_shape().map_err(to_python)?;
+    let engine = request
+        .engine()
+        .map_err(to_python)?
+        .build()
+        .map_err(to_python)?;
+    let (graph, plan) = engine.prepare(&given.into_ket_form()).map_err(to_python)?;
+    let tasks: Vec<_> = graph
+        .graph
+        .node_weights()
+        .map(|task| {
+            json!({
+                "op": task.op.name(),
+                "site": task.site,
+                "columns": task.cols.map(|c| [c.start, c.end]),
+                "flops": task.flops,
+                "peak_bytes": task.peak_bytes,
+                "moved_bytes": task.moved_bytes,
+                "lane": task.lane,
+                "device": task.device,
+                "step": task.step,
+            })
+        })
+        .collect();
+    let summary = json!({
+        "tasks": tasks,
+        "batch_cols": plan.as_ref().map(|p| p.batch_cols),
+        "tiers": plan.as_ref().map(|p| &p.tiers),
+    });
+    Ok((summary.to_string(), graph.to_dot()))
+}

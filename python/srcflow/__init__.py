@@ -1,0 +1,39 @@
+"""srcflow: compressed products of MPOs and MPSs by Successive Randomized Compression.
+
+A drop-in for src-method's API (`src`, `apply`, `compress`, `Resources`) over srcflow's
+engine, which plans the sweep as a graph of tasks, spills environments to host memory and
+disk when they do not fit, and writes a Perfetto trace of the run. `run` returns the report
+too; `graph` shows the sweep graph without running it.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from ._api import Run, apply, compress, graph, run, src
+from ._core import (
+    BackendUnavailableError,
+    DeviceError,
+    OutOfMemoryError,
+    __version__,
+)
+from ._graph import Graph
+from ._resources import Resources
+
+# Stay silent unless the application configures logging.
+logging.getLogger(__name__).addHandler(logging.NullHandler())
+
+__all__ = [
+    "BackendUnavailableError",
+    "DeviceError",
+    "Graph",
+    "OutOfMemoryError",
+    "Resources",
+    "Run",
+    "__version__",
+    "apply",
+    "compress",
+    "graph",
+    "run",
+    "src",
+]

@@ -1,0 +1,127 @@
+"""srcflow checks its arguments as src-method does: on the same bad call, the same exception
+class and message."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import src_method
+
+import srcflow
+from conftest import random_train
+
+
+def raised(call):
+    """The class and message `call` raised (None when it returned)."""
+    try:
+        call()
+    except Exception as error:  # noqa: BLE001 (the class is what is compared)
+        return type(error), str(error)
+    return None
+
+
+def both(rng, make_call):
+    """What the same call raised from srcflow and from src-method."""
+    return raised(lambda: make_call(srcflow)), raised(lambda: make_call(src_method))
+
+
+@pytest.fixture
+def stack(rng):
+    """An MPO on an MPS, six sites."""
+    return random_train(rng, "mpo", 6, 2, 3, "float64"), random_train(rng, "mps", 6, 2, 4, "float64")
+
+
+BAD_OPTIONS = [
+    {"chi_out": 0},
+    {"chi_out": -3},
+    {"chi_out": 2.5},
+    {"chi_out": True},
+    {"chi_out": "8"},
+    {"cutoff": -0.1},
+    {"cutoff": 1.0},
+    {"cutoff": "0.1"},
+    {"oversample": 0.5},
+    {"oversample": float("inf")},
+    {"oversample": True},
+    {"device": "tpu"},
+    {"seed": -1},
+]
+
+
+@pytest.mark.parametrize("options", BAD_OPTIONS, ids=lambda o: repr(o))
+def test_a_bad_option_raises_what_src_method_raises(rng, stack, options):
+    arguments = {"chi_out": 4, **options}
+    ours, theirs = both(rng, lambda m: m.src(*stack, **arguments))
+    assert theirs is not None
+    assert ours[0] is theirs[0], (ours, theirs)
+    if "seed" not in options:
+        assert ours[1] == theirs[1]
+
+
+def test_numpy_integers_are_a_chi_out(rng, stack):
+    output = srcflow.src(*stack, chi_out=np.int64(4), seed=1)
+    assert max(core.shape[0] for core in output) <= 4
+
+
+def periodic(train):
+    """`train` with a bond added to its boundary sites (ranks of a periodic train)."""
+    return [core[np.newaxis] if i in (0, len(train) - 1) else core for i, core in enumerate(train)]
+
+
+def bad_stacks(rng):
+    """Stacks src-method refuses, by name."""
+    mpo = lambda sites=6, phys=2: random_train(rng, "mpo", sites, phys, 3, "float64")  # noqa: E731
+    mps = lambda sites=6, phys=2: random_train(rng, "mps", sites, phys, 3, "float64")  # noqa: E731
+    return {
+        "empty": [],
+        "unknown layout": [[np.zeros((2, 2, 2, 2, 2))] * 6],
+        "an MPS in the middle": [mpo(), mps(), mpo()],
+        "an MPS at both ends": [mps(), mps()],
+        "periodic": [periodic(mpo()), mps()],
+        "lengths differ": [mpo(6), mps(5)],
+        "physical dimensions differ": [mpo(6, 3), mps(6, 2)],
+        "one site": [[np.ones((2, 2))]],
+        "an empty train": [[]],
+    }
+
+
+@pytest.mark.parametrize("name", list(bad_stacks(np.random.default_rng(0))))
+def test_a_bad_stack_raises_what_src_method_raises(rng, name):
+    trains = bad_stacks(rng)[name]
+    ours, theirs = both(rng, lambda m: m.src(*trains, chi_out=4))
+    assert theirs is not None
+    assert ours == theirs
+
+
+def test_apply_refuses_what_src_method_refuses(rng):
+    mps = random_train(rng, "mps", 6, 2, 3, "float64")
+    ours, theirs = both(rng, lambda m: m.apply(mps, mps, 4))
+    assert theirs is not None and ours == theirs
+
+
+BAD_RESOURCES = [
+    {"gpu_memory": "36XB"},
+    {"gpu_memory": -1},
+    {"host_memory": 3.5},
+    {"host_memory": True},
+    {"devices": 0},
+    {"devices": [0, 0]},
+    {"devices": [-1]},
+    {"devices": "0"},
+    {"devices": [True]},
+    {"devices": []},
+]
+
+
+@pytest.mark.parametrize("fields", BAD_RESOURCES, ids=lambda f: repr(f))
+def test_bad_resources_raise_what_src_method_raises(fields):
+    ours = raised(lambda: srcflow.Resources(**fields))
+    theirs = raised(lambda: src_method.Resources(**fields))
+    assert theirs is not None and ours == theirs
+
+
+def test_sizes_are_read_as_src_method_reads_them(rng, stack):
+    for size in ["36GB", "36GiB", " 1.5 MB ", 10**9]:
+        assert srcflow.Resources(gpu_memory=size).request()["device_memory"] == (
+            src_method._plan.parse_size(size)
+        )

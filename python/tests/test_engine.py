@@ -1,0 +1,149 @@
+"""The engine from Python: the graph, the report, the trace, logging, errors as exceptions,
+and Ctrl-C."""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+
+import numpy as np
+import pytest
+
+import srcflow
+from conftest import random_train
+
+
+@pytest.fixture
+def stack(rng):
+    """An MPO on an MPS, eight sites."""
+    return random_train(rng, "mpo", 8, 2, 3, "complex128"), random_train(rng, "mps", 8, 2, 6, "complex128")
+
+
+def test_the_graph_shows_the_tasks_a_run_executes(stack):
+    graph = srcflow.graph(*stack, chi_out=8)
+    ops = {task.op for task in graph.tasks}
+    assert {"read", "env", "qr", "write"} <= ops, ops
+    assert graph.to_dot().startswith("digraph")
+    assert len(graph.tiers) == 7 and set(graph.tiers) == {"Device"}
+    report = srcflow.run(*stack, chi_out=8, seed=1).report
+    assert graph.total_flops() == pytest.approx(report["flops"])
+
+
+def test_the_report_is_a_dict_of_the_run(stack):
+    report = srcflow.run(*stack, chi_out=8, seed=1).report
+    assert report["sites"] == 8 and report["chi_out"] == 8 and report["backend"] == "cpu"
+    assert report["wall_s"] > 0 and report["environments"] == {"device": 7}
+
+
+def test_a_trace_is_written_for_perfetto(tmp_path, stack):
+    path = tmp_path / "run.json"
+    srcflow.src(*stack, chi_out=8, seed=1, trace=path)
+    events = json.loads(path.read_text())["traceEvents"]
+    assert any(event.get("cat") == "env" for event in events)
+
+
+def test_budgets_that_spill_put_environments_off_the_device(rng, tmp_path):
+    mpo = random_train(rng, "mpo", 12, 2, 4, "float64")
+    mps = random_train(rng, "mps", 12, 2, 32, "float64")
+    tight = srcflow.Resources(gpu_memory=400_000, scratch_dir=tmp_path)
+    graph = srcflow.graph(mpo, mps, chi_out=32, resources=tight)
+    assert "Host" in graph.tiers
+    run = srcflow.run(mpo, mps, chi_out=32, seed=2, resources=tight)
+    assert run.report["environments"].get("host", 0) > 0
+    roomy = srcflow.src(mpo, mps, chi_out=32, seed=2)
+    assert all(np.allclose(a, b) for a, b in zip(run.output, roomy))
+
+
+def test_the_engine_logs_under_the_logger_srcflow(caplog, stack):
+    with caplog.at_level(logging.INFO, logger="srcflow"):
+        srcflow.src(*stack, chi_out=8, seed=1)
+    messages = [r.getMessage() for r in caplog.records if r.name == "srcflow"]
+    assert any(m.startswith("sweep starts") for m in messages), messages
+    assert any(m.startswith("sweep done") for m in messages), messages
+
+
+def test_a_quiet_logger_hears_nothing(caplog, stack):
+    with caplog.at_level(logging.WARNING, logger="srcflow"):
+        srcflow.src(*stack, chi_out=8, seed=1)
+    assert not [r for r in caplog.records if r.name == "srcflow"]
+
+
+def test_a_bond_that_does_not_match_is_a_value_error_naming_the_train_and_site(rng, stack):
+    mpo, mps = stack
+    mps = list(mps)
+    mps[3] = random_train(rng, "mps", 8, 2, 5, "complex128")[3]
+    with pytest.raises(ValueError, match=r"train 1.*site [34]"):
+        srcflow.src(mpo, mps, chi_out=8)
+
+
+def test_budgets_too_small_are_a_value_error_naming_the_argument(stack):
+    with pytest.raises(ValueError, match=r"Resources.gpu_memory"):
+        srcflow.src(*stack, chi_out=8, resources=srcflow.Resources(gpu_memory=1000))
+
+
+def test_a_site_that_cannot_be_read_is_an_error_naming_it(stack):
+    class Broken:
+        shape, dtype, ndim = (6, 6, 2), np.dtype("complex128"), 3
+
+        def __array__(self, dtype=None, copy=None):
+            raise OSError("the disk is gone")
+
+    mpo, mps = stack
+    mps = list(mps)
+    mps[4] = Broken()
+    with pytest.raises(ValueError, match=r"train 1, site 4: reading it failed: .*the disk is gone"):
+        srcflow.src(mpo, mps, chi_out=8)
+
+
+def test_an_unsupported_element_type_is_a_type_error(stack):
+    mpo, mps = stack
+    with pytest.raises(TypeError, match="float16|complex256|float128"):
+        srcflow.src(mpo, [core.astype(np.clongdouble) for core in mps], chi_out=8)
+
+
+@pytest.mark.skipif(srcflow._core.cuda_devices() > 0, reason="a GPU is here")
+def test_a_gpu_without_cuda_is_an_error_naming_what_is_missing(stack):
+    with pytest.raises(srcflow.BackendUnavailableError, match="CUDA"):
+        srcflow.src(*stack, chi_out=8, device="gpu")
+
+
+# A run of about 4 s with environments spilled to disk under the scratch folder argv[1]; prints
+# "interrupted" when Ctrl-C stops it.
+LONG_RUN = textwrap.dedent(
+    """
+    import sys
+    import numpy as np
+    import srcflow
+    rng = np.random.default_rng(0)
+    n, bond, width = 40, 256, 12
+    mps = [rng.standard_normal(s) for s in [(bond, 2)] + [(bond, bond, 2)] * (n - 2) + [(bond, 2)]]
+    mpo = [rng.standard_normal(s) for s in [(width, 2, 2)] + [(width, width, 2, 2)] * (n - 2) + [(width, 2, 2)]]
+    budgets = srcflow.Resources(gpu_memory="120MB", host_memory="250MB", scratch_dir=sys.argv[1])
+    print("started", flush=True)
+    try:
+        srcflow.src(mpo, mps, chi_out=256, resources=budgets)
+    except KeyboardInterrupt:
+        print("interrupted", flush=True)
+    """
+)
+
+
+def test_ctrl_c_stops_a_run_with_keyboard_interrupt_and_leaves_no_scratch(tmp_path):
+    child = subprocess.Popen(
+        [sys.executable, "-c", LONG_RUN, str(tmp_path)], stdout=subprocess.PIPE, text=True
+    )
+    assert child.stdout.readline().strip() == "started"
+    deadline = time.monotonic() + 60
+    while not os.listdir(tmp_path) and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert os.listdir(tmp_path), "the run spills to its scratch folder"
+    child.send_signal(signal.SIGINT)
+    out, _ = child.communicate(timeout=60)
+    assert "interrupted" in out
+    assert os.listdir(tmp_path) == []
