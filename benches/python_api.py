@@ -6,7 +6,8 @@ Usage (benches/python_api.sh sets it up):
 
 For each case, a random MPO·MPS problem (`srcflow gen random`) is loaded into NumPy arrays once;
 then, alternating REPS times: `srcflow run` on its files (process wall time: reading the .npy
-files and writing the output included), `srcflow.src` on the arrays, and `src_method.src` on the
+files and writing the output included), `srcflow.run` on the arrays (what `srcflow.src` calls,
+with the report), and `src_method.src` on the
 same arrays (each call's wall time). Prints a markdown table of the best times and the ratios:
 src-method over the CLI and over the Python call (the speed-ups), and the Python call over the
 CLI process (its overhead; negative when the Python call is faster, as it reads no files).
@@ -87,7 +88,7 @@ def main() -> None:
     args = parser.parse_args()
     args.work.mkdir(parents=True, exist_ok=True)
     print(
-        "| case | CLI s (process) | Python `srcflow.src` s | its engine s | src-method s | "
+        "| case | CLI s (process) | Python `srcflow.run` s | its engine s | src-method s | "
         "speed-up, CLI | speed-up, Python | Python vs CLI | Python vs its engine |"
     )
     print("|---|---|---|---|---|---|---|---|---|")

@@ -71,7 +71,7 @@ out_of_core() {
     budget=$(python3 - "$SRCFLOW_BIN" "$1" <<'PY'
 import json, subprocess, sys
 def plan(budget):
-    args = [sys.argv[1], "plan", sys.argv[2], "--chi-out", "1000", "--json"]
+    args = [sys.argv[1], "plan", sys.argv[2], "--chi-out", "1000", "--backend", "cuda", "--json"]
     run = subprocess.run(args + (["--device-memory", str(budget)] if budget else []),
                          capture_output=True, text=True)
     return json.loads(run.stdout) if run.returncode == 0 else None

@@ -43,23 +43,28 @@ fn read<T: Element + Typed + Copy>(array: &Bound<'_, PyAny>) -> PyResult<AnyTens
     Ok(T::wrap(tensor))
 }
 
-/// A NumPy array of `shape` holding the elements of `tensor`, in its element type.
-pub fn to_numpy<'py>(
-    py: Python<'py>,
-    tensor: &AnyTensor,
+/// A NumPy array of `shape` holding the elements of `tensor`, in its element type (the
+/// tensor's buffer itself when nothing else shares it).
+pub fn to_numpy(
+    py: Python<'_>,
+    tensor: AnyTensor,
     shape: Vec<usize>,
-) -> PyResult<Bound<'py, PyAny>> {
+) -> PyResult<Bound<'_, PyAny>> {
     with_element!(tensor.dtype(), T => write::<T>(py, tensor, shape))
 }
 
-/// The NumPy array of `shape` over a copy of the elements of `tensor`, whose type is `T`.
-fn write<'py, T: Element + Typed + Copy>(
-    py: Python<'py>,
-    tensor: &AnyTensor,
+/// The NumPy array of `shape` over the elements of `tensor`, whose type is `T`.
+fn write<T: Element + Typed + Clone>(
+    py: Python<'_>,
+    tensor: AnyTensor,
     shape: Vec<usize>,
-) -> PyResult<Bound<'py, PyAny>> {
-    let typed = T::unwrap(tensor).expect("the element type matched");
-    let array = ArrayD::from_shape_vec(IxDyn(&shape), typed.data().to_vec())
+) -> PyResult<Bound<'_, PyAny>> {
+    let shared = T::unwrap(&tensor)
+        .expect("the element type matched")
+        .clone();
+    drop(tensor);
+    let elements = std::sync::Arc::unwrap_or_clone(shared).into_data();
+    let array = ArrayD::from_shape_vec(IxDyn(&shape), elements)
         .map_err(|e| pyo3::exceptions::PyValueError::new_err(e.to_string()))?;
     Ok(array.into_pyarray(py).into_any())
 }

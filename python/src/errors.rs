@@ -2,7 +2,8 @@
 //! built-in class that fits it (or a subclass of one), with the engine's message.
 
 use pyo3::exceptions::{
-    PyArithmeticError, PyKeyboardInterrupt, PyMemoryError, PyOSError, PyRuntimeError, PyValueError,
+    PyArithmeticError, PyImportError, PyKeyboardInterrupt, PyMemoryError, PyOSError,
+    PyRuntimeError, PyValueError,
 };
 use pyo3::prelude::*;
 use srcflow::Error;
@@ -16,7 +17,7 @@ pyo3::create_exception!(
 pyo3::create_exception!(
     srcflow,
     BackendUnavailableError,
-    PyRuntimeError,
+    PyImportError,
     "The backend asked for (`device=\"gpu\"`) cannot run here: no driver, library or device."
 );
 pyo3::create_exception!(

@@ -1,6 +1,6 @@
 //! `srcflow._core`: srcflow's engine for the Python package `srcflow` (`python/srcflow/`), which
 //! checks arguments as src-method does and calls [`sweep::run`] and [`sweep::graph`] (and
-//! [`cuda_devices`]).
+//! [`check_cuda`]).
 
 mod arrays;
 mod errors;
@@ -17,11 +17,17 @@ use pyo3::prelude::*;
 #[global_allocator]
 static ALLOCATOR: srcflow::alloc::BlockCache = srcflow::alloc::BlockCache;
 
-/// The number of CUDA devices `device="gpu"` can run on here (0 without a driver or without
-/// CUDA's libraries).
+/// Raises `srcflow.BackendUnavailableError` naming what is missing unless `device="gpu"` can
+/// run here (a CUDA driver, CUDA's libraries and a device).
 #[pyfunction]
-fn cuda_devices() -> usize {
-    srcflow::backend::CudaBackend::device_count()
+fn check_cuda() -> PyResult<()> {
+    if srcflow::backend::CudaBackend::device_count() > 0 {
+        return Ok(());
+    }
+    match srcflow::backend::CudaBackend::new(0) {
+        Ok(_) => Ok(()),
+        Err(e) => Err(errors::to_python(e)),
+    }
 }
 
 /// The module: the two entry points, the exception classes and the log bridge.
@@ -31,7 +37,7 @@ fn _core(module: &Bound<'_, PyModule>) -> PyResult<()> {
     errors::register(module)?;
     module.add_function(wrap_pyfunction!(sweep::run, module)?)?;
     module.add_function(wrap_pyfunction!(sweep::graph, module)?)?;
-    module.add_function(wrap_pyfunction!(cuda_devices, module)?)?;
+    module.add_function(wrap_pyfunction!(check_cuda, module)?)?;
     module.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

@@ -8,6 +8,7 @@ use srcflow::engine::CoreSource;
 use srcflow::tensor::{AnyTensor, DType};
 use srcflow::train::{Orientation, StackShape};
 use srcflow::{Error, Result};
+use std::sync::Mutex;
 
 /// One train's sites, as the ket form runs them.
 struct TrainSites {
@@ -25,6 +26,8 @@ pub struct SiteSource {
     trains: Vec<TrainSites>,
     shape: StackShape,
     orientation: Orientation,
+    /// The first exception a site raised when read, raised again when the run stops.
+    failure: Mutex<Option<PyErr>>,
 }
 
 impl SiteSource {
@@ -49,12 +52,27 @@ impl SiteSource {
             trains: orientation.ket_form(trains, |train| train),
             shape: given.clone().into_ket_form(),
             orientation,
+            failure: Mutex::new(None),
         })
     }
 
     /// The shapes of the stack in ket form.
     pub fn shape(&self) -> &StackShape {
         &self.shape
+    }
+
+    /// The exception the first failed read raised (its class kept: an `OSError` stays one).
+    pub fn take_failure(&self) -> Option<PyErr> {
+        self.failure
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take()
+    }
+
+    /// Keeps `error`, unless an earlier read failed first.
+    fn keep_failure(&self, error: PyErr) {
+        let mut failure = self.failure.lock().unwrap_or_else(|e| e.into_inner());
+        failure.get_or_insert(error);
     }
 }
 
@@ -69,7 +87,11 @@ impl CoreSource for SiteSource {
                 numpy.call_method1("asarray", (train.sites[site].bind(py), dtype.name()))?;
             to_tensor(&array, dtype)
         })
-        .map_err(|e| bad(format!("reading it failed: {e}")))?;
+        .map_err(|e| {
+            let why = format!("reading it failed: {e}");
+            self.keep_failure(e);
+            bad(why)
+        })?;
         self.orientation
             .ket_core(&self.shape.layers[layer], site, core, false)
             .map_err(bad)

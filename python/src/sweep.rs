@@ -49,30 +49,43 @@ pub fn run(
     if let Some(bar) = &bar {
         bar.finish();
     }
-    let (report, log) = ran?.map_err(to_python)?;
+    let (report, log) = ran?.map_err(|e| raised_by_site(py, &source, e))?;
     if let Some(path) = &trace {
         write_chrome_trace(path, &graph, &log).map_err(to_python)?;
     }
     let cores = sink.into_cores().map_err(to_python)?;
-    let arrays = quimb_arrays(py, &graph, &cores)?;
+    let arrays = quimb_arrays(py, &graph, cores)?;
     let report = serde_json::to_string(&report).expect("a report serialises");
     Ok((arrays, report))
+}
+
+/// The exception for the run's `error`: the one a site raised when read, with the engine's
+/// message (naming the train and site) added as a note, or else the engine's.
+fn raised_by_site(py: Python<'_>, source: &SiteSource, error: srcflow::Error) -> PyErr {
+    let Some(raised) = source.take_failure() else {
+        return to_python(error);
+    };
+    let value = raised.value(py);
+    if value.hasattr("add_note").unwrap_or(false) {
+        let _ = value.call_method1("add_note", (format!("srcflow: {error}"),));
+    }
+    raised
 }
 
 /// The output cores (`[l, r, u, d]`) as NumPy arrays in quimb layout.
 fn quimb_arrays(
     py: Python<'_>,
     graph: &SweepGraph,
-    cores: &[srcflow::tensor::AnyTensor],
+    cores: Vec<srcflow::tensor::AnyTensor>,
 ) -> PyResult<Vec<Py<PyAny>>> {
-    let kind = graph.output_kind();
+    let (kind, sites) = (graph.output_kind(), cores.len());
     cores
-        .iter()
+        .into_iter()
         .enumerate()
         .map(|(site, core)| {
             let shape = core.shape();
             let lrud = [shape[0], shape[1], shape[2], shape[3]];
-            let quimb = shape_to_quimb(kind, site, cores.len(), lrud);
+            let quimb = shape_to_quimb(kind, site, sites, lrud);
             Ok(to_numpy(py, core, quimb)?.unbind())
         })
         .collect()
@@ -81,7 +94,8 @@ fn quimb_arrays(
 /// The sweep graph the request would run, planned for its budgets: its tasks as JSON (op,
 /// site, columns, flops, bytes, lane, device, step) and as Graphviz DOT.
 #[pyfunction]
-pub fn graph(request: Request) -> PyResult<(String, String)> {
+pub fn graph(py: Python<'_>, request: Request) -> PyResult<(String, String)> {
+    set_level_from_python(py)?;
     let given = request.stack_shape().map_err(to_python)?;
     let engine = request
         .engine()

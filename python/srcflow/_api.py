@@ -20,14 +20,26 @@ class Run:
     """A run's output and what it did.
 
     Attributes:
-        output: The compressed train: NumPy arrays in quimb layout, right-canonical (or a quimb
-            object of its kind when a quimb object went in).
+        output: The compressed train: NumPy arrays in quimb layout, right-canonical
+            (left-canonical when oversampling), or a quimb object of its kind when a quimb
+            object went in.
         report: The run's report (times, flops, stalls, memory, environments per tier), as
             `srcflow run --json` prints it.
     """
 
     output: list[np.ndarray] | object
     report: dict
+
+
+@dataclass(frozen=True)
+class EngineOptions:
+    """What srcflow adds to src-method's arguments (see `run`)."""
+
+    trace: str | os.PathLike[str] | None = None
+    progress: bool = False
+    prefetch: str | None = None
+    batch_cols: int | None = None
+    threads: int | None = None
 
 
 def _request(
@@ -39,9 +51,7 @@ def _request(
     seed: int | None,
     device: str,
     resources: Resources | None,
-    prefetch: str | None,
-    batch_cols: int | None,
-    threads: int | None,
+    engine: EngineOptions,
 ) -> tuple[dict, bool]:
     """The engine's request for a call, checked in src-method's order, and whether a quimb
     object went in."""
@@ -49,9 +59,11 @@ def _request(
     cut = _arguments.cutoff(cutoff)
     sketch = _arguments.sketch_size(chi, oversample)
     backend = _arguments.backend(device)
+    if backend == "cuda":
+        _core.check_cuda()
     run_seed = _arguments.seed(seed)
     quimb_in = any(_trains.is_quimb(t) for t in trains)
-    trains = [_trains.from_quimb(t) if _trains.is_quimb(t) else list(t) for t in trains]
+    trains = [_list(t) for t in trains]
     kinds = [_trains.kind_of(t) for t in trains]
     _trains.check_stack(trains, kinds)
     dtypes = [[_trains.read_dtype(s, i, j) for j, s in enumerate(t)] for i, t in enumerate(trains)]
@@ -68,9 +80,9 @@ def _request(
         "oversample": _arguments.oversample_factor(chi, sketch),
         "seed": run_seed,
         "backend": backend,
-        "prefetch": prefetch,
-        "batch_cols": batch_cols,
-        "threads": threads,
+        "prefetch": _arguments.prefetch(engine.prefetch),
+        "batch_cols": _arguments.positive_or_none("batch_cols", engine.batch_cols),
+        "threads": _arguments.positive_or_none("threads", engine.threads),
         **(resources or Resources()).request(),
     }
     return request, quimb_in
@@ -101,12 +113,12 @@ def run(
         batch_cols: Sketch columns per environment task (default: the planner's choice).
         threads: Worker threads (default: one per core).
     """
+    engine = EngineOptions(trace, progress, prefetch, batch_cols, threads)
     request, quimb_in = _request(
-        trains, chi_out, cutoff, oversample, dtype, seed, device, resources,
-        prefetch, batch_cols, threads,
+        trains, chi_out, cutoff, oversample, dtype, seed, device, resources, engine
     )
     path = None if trace is None else os.fspath(trace)
-    arrays, report = _core.run(request, trace=path, progress=progress)
+    arrays, report = _core.run(request, trace=path, progress=bool(progress))
     kind = "mps" if "mps" in request["kinds"] else "mpo"
     output = _trains.to_quimb(arrays, kind) if quimb_in else arrays
     return Run(output=output, report=json.loads(report))
@@ -126,8 +138,9 @@ def src(
     """Contracts the stack `trains[0] · trains[1] · …` (mathematical order: the last acts first)
     and compresses it with SRC to bonds of at most `chi_out`: src-method's `src`, argument for
     argument (see the README's table). A leading MPS is a bra used unconjugated. Returns the
-    output's site arrays in quimb layout, right-canonical, or a quimb object when one went in.
-    Further keywords (`trace`, `progress`, `prefetch`, `batch_cols`, `threads`) go to `run`."""
+    output's site arrays in quimb layout, right-canonical (left-canonical when oversampling),
+    or a quimb object when one went in. Further keywords (`trace`, `progress`, `prefetch`,
+    `batch_cols`, `threads`) are `run`'s."""
     return run(
         *trains, chi_out=chi_out, cutoff=cutoff, oversample=oversample, dtype=dtype,
         seed=seed, device=device, resources=resources, **engine,
@@ -193,9 +206,9 @@ def graph(
 ) -> Graph:
     """The sweep graph `run` would execute for these arguments, planned for the budgets,
     without reading any site's data."""
+    engine = EngineOptions(prefetch=prefetch, batch_cols=batch_cols)
     request, _ = _request(
-        trains, chi_out, cutoff, oversample, dtype, 0, device, resources,
-        prefetch, batch_cols, None,
+        trains, chi_out, cutoff, oversample, dtype, 0, device, resources, engine
     )
     summary, dot = _core.graph(request)
     return Graph.of(json.loads(summary), dot)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numbers
 import re
 import secrets
+from collections.abc import Sequence
 from math import ceil, isfinite
 
 import numpy as np
@@ -70,8 +71,8 @@ def backend(device: object) -> str:
 
 
 def seed(value: object) -> int:
-    """The run's seed: `value` as NumPy's `default_rng` would take it (its errors), or a random
-    one for None."""
+    """The run's seed: a non-negative integer (NumPy's errors for a bad one; `TypeError` for
+    the seed sequences and arrays NumPy also takes), or a random one for None."""
     if value is None:
         return secrets.randbits(63)
     np.random.default_rng(value)  # NumPy's own TypeError or ValueError for a bad seed.
@@ -103,7 +104,7 @@ def device_ids(devices: object) -> tuple[int, ...] | None:
         if devices < 1:
             raise ValueError(f"Expected a positive device count, got {devices}.")
         return tuple(range(int(devices)))
-    if isinstance(devices, str) or not hasattr(devices, "__iter__"):
+    if isinstance(devices, str) or not isinstance(devices, Sequence):
         raise TypeError(f"Expected a device count or a sequence of device ids, got {devices!r}.")
     ids = []
     for d in devices:
@@ -113,3 +114,22 @@ def device_ids(devices: object) -> tuple[int, ...] | None:
     if not ids or min(ids) < 0 or len(set(ids)) != len(ids):
         raise ValueError(f"Expected distinct non-negative device ids, got {devices!r}.")
     return tuple(ids)
+
+
+def positive_or_none(name: str, value: object) -> int | None:
+    """`value` as a positive int, or None: `TypeError` or `ValueError` naming `name`."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"{name} must be an integer or None, got {value!r}.")
+    if value < 1:
+        raise ValueError(f"{name} must be positive, got {value!r}.")
+    return int(value)
+
+
+def prefetch(value: object) -> str | None:
+    """The prefetch policy's text ("none", "lookahead:K", "bandwidth[:WINDOW]"), or None; the
+    engine reads it and names what it cannot."""
+    if value is not None and not isinstance(value, str):
+        raise TypeError(f"prefetch must be a string or None, got {value!r}.")
+    return value

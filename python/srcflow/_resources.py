@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from . import _arguments
 
@@ -25,20 +25,20 @@ class Resources:
     host_memory: int | str | None = None
     scratch_dir: str | os.PathLike[str] | None = None
     devices: int | Sequence[int] | None = None
+    _request: dict = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         """Checks the budgets and devices as src-method does (TypeError, ValueError)."""
-        for value in (self.gpu_memory, self.host_memory):
-            if value is not None:
-                _arguments.size(value)
-        _arguments.device_ids(self.devices)
-
-    def request(self) -> dict:
-        """The budgets and devices as the engine takes them."""
+        sizes = [None if v is None else _arguments.size(v) for v in (self.gpu_memory, self.host_memory)]
         ids = _arguments.device_ids(self.devices)
-        return {
-            "device_memory": None if self.gpu_memory is None else _arguments.size(self.gpu_memory),
-            "host_memory": None if self.host_memory is None else _arguments.size(self.host_memory),
+        request = {
+            "device_memory": sizes[0],
+            "host_memory": sizes[1],
             "scratch_dir": None if self.scratch_dir is None else os.fspath(self.scratch_dir),
             "devices": list(ids) if ids is not None else [0],
         }
+        object.__setattr__(self, "_request", request)
+
+    def request(self) -> dict:
+        """The budgets and devices as the engine takes them."""
+        return dict(self._request)

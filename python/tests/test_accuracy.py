@@ -97,3 +97,35 @@ def test_oversampling_is_at_least_as_accurate(rng):
         for s in SEEDS
     ]
     assert np.mean(errors) <= plain * 1.05
+
+
+def test_a_cutoff_is_within_a_factor_1_5_of_src_methods_error_and_shrinks_the_bonds(rng):
+    trains, kinds, kind = make_stack(rng, "MPO·MPS", "float64")
+    # A decaying spectrum: each MPS core's first bond axis weighted by 1, 1/2, 1/4, …
+    decay = lambda core: core * 0.5 ** np.arange(core.shape[0]).reshape(-1, *[1] * (core.ndim - 1))  # noqa: E731
+    trains[1] = [decay(core) for core in trains[1]]
+    exact = exact_product(trains, kinds)
+    ours = srcflow.src(*trains, chi_out=12, cutoff=1e-2, seed=1)
+    theirs = src_method.src(*trains, chi_out=12, cutoff=1e-2, seed=1)
+    ours_error, theirs_error = relative_error(ours, exact, kind), relative_error(theirs, exact, kind)
+    assert ours_error <= 1.5 * theirs_error + FLOOR["float64"], (ours_error, theirs_error)
+    assert max(core.shape[0] for core in ours) < 12, "the cutoff dropped singular values"
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_oversampled_output_has_src_methods_types_and_shapes_and_is_left_canonical(rng, dtype):
+    trains, _, _ = make_stack(rng, "MPO·MPS", dtype)
+    ours = srcflow.src(*trains, chi_out=8, oversample=None, seed=1)
+    theirs = src_method.src(*trains, chi_out=8, oversample=None, seed=1)
+    assert [(a.dtype, a.shape) for a in ours] == [(a.dtype, a.shape) for a in theirs]
+    for core in ours[:-1]:
+        # rows: the left bond and the physical leg; columns: the right bond.
+        matrix = core.T if core.ndim == 2 else np.moveaxis(core, 1, -1).reshape(-1, core.shape[1])
+        assert np.allclose(matrix.conj().T @ matrix, np.eye(matrix.shape[1]), atol=FLOOR[dtype])
+
+
+def test_a_two_site_stack_is_exact_when_chi_out_is_the_rank(rng):
+    trains = [random_train(rng, "mpo", 2, 2, 3, "complex128"), random_train(rng, "mps", 2, 2, 3, "complex128")]
+    exact = exact_product(trains, ["mpo", "mps"])
+    output = srcflow.src(*trains, chi_out=2, seed=1)
+    assert relative_error(output, exact, "mps") < 1e-10

@@ -20,7 +20,7 @@ def raised(call):
     return None
 
 
-def both(rng, make_call):
+def both(make_call):
     """What the same call raised from srcflow and from src-method."""
     return raised(lambda: make_call(srcflow)), raised(lambda: make_call(src_method))
 
@@ -49,9 +49,9 @@ BAD_OPTIONS = [
 
 
 @pytest.mark.parametrize("options", BAD_OPTIONS, ids=lambda o: repr(o))
-def test_a_bad_option_raises_what_src_method_raises(rng, stack, options):
+def test_a_bad_option_raises_what_src_method_raises(stack, options):
     arguments = {"chi_out": 4, **options}
-    ours, theirs = both(rng, lambda m: m.src(*stack, **arguments))
+    ours, theirs = both(lambda m: m.src(*stack, **arguments))
     assert theirs is not None
     assert ours[0] is theirs[0], (ours, theirs)
     if "seed" not in options:
@@ -88,14 +88,14 @@ def bad_stacks(rng):
 @pytest.mark.parametrize("name", list(bad_stacks(np.random.default_rng(0))))
 def test_a_bad_stack_raises_what_src_method_raises(rng, name):
     trains = bad_stacks(rng)[name]
-    ours, theirs = both(rng, lambda m: m.src(*trains, chi_out=4))
+    ours, theirs = both(lambda m: m.src(*trains, chi_out=4))
     assert theirs is not None
     assert ours == theirs
 
 
 def test_apply_refuses_what_src_method_refuses(rng):
     mps = random_train(rng, "mps", 6, 2, 3, "float64")
-    ours, theirs = both(rng, lambda m: m.apply(mps, mps, 4))
+    ours, theirs = both(lambda m: m.apply(mps, mps, 4))
     assert theirs is not None and ours == theirs
 
 
@@ -110,6 +110,9 @@ BAD_RESOURCES = [
     {"devices": "0"},
     {"devices": [True]},
     {"devices": []},
+    {"devices": np.array([0, 1])},
+    {"devices": {0, 1}},
+    {"devices": 2.0},
 ]
 
 
@@ -120,8 +123,30 @@ def test_bad_resources_raise_what_src_method_raises(fields):
     assert theirs is not None and ours == theirs
 
 
-def test_sizes_are_read_as_src_method_reads_them(rng, stack):
+def test_sizes_are_read_as_src_method_reads_them():
     for size in ["36GB", "36GiB", " 1.5 MB ", 10**9]:
         assert srcflow.Resources(gpu_memory=size).request()["device_memory"] == (
             src_method._plan.parse_size(size)
         )
+
+
+def test_a_gpu_where_cuda_is_missing_raises_an_import_error_as_src_method_does(stack):
+    ours, theirs = both(lambda m: m.src(*stack, chi_out=4, device="gpu"))
+    if ours is None:
+        pytest.skip("CUDA is here")
+    assert issubclass(theirs[0], ImportError), theirs  # CuPy missing
+    assert issubclass(ours[0], ImportError), ours
+    assert ours[0] is srcflow.BackendUnavailableError and "CUDA" in ours[1]
+
+
+@pytest.mark.parametrize("name", ["threads", "batch_cols"])
+def test_srcflows_own_integer_options_name_the_culprit(stack, name):
+    with pytest.raises(ValueError, match=f"{name} must be positive"):
+        srcflow.src(*stack, chi_out=4, **{name: 0})
+    with pytest.raises(TypeError, match=f"{name} must be an integer"):
+        srcflow.src(*stack, chi_out=4, **{name: 1.5})
+
+
+def test_an_unknown_prefetch_policy_is_a_value_error_naming_it(stack):
+    with pytest.raises(ValueError, match="sometimes"):
+        srcflow.src(*stack, chi_out=4, prefetch="sometimes")

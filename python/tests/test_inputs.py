@@ -39,6 +39,8 @@ def test_array_likes_with_the_numpy_protocol_are_read(rng):
 
     mps = random_train(rng, "mps", 6, 2, 3, "float64")
     lazy = [Lazy(core) for core in mps]
+    srcflow.graph(lazy, chi_out=8)
+    assert all(site.reads == 0 for site in lazy), "the graph reads no site's data"
     out = srcflow.compress(lazy, 8, seed=1)
     expected = srcflow.compress(mps, 8, seed=1)
     assert all(np.array_equal(a, b) for a, b in zip(out, expected))

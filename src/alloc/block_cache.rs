@@ -140,6 +140,22 @@ unsafe impl GlobalAlloc for BlockCache {
     }
 }
 
+/// Unmaps every cached block: what the process no longer holds for a run once none is under
+/// way ([`super::CapLease`] calls it when the last lease ends).
+pub(super) fn release_cached() {
+    let mut free = FREE.lock().unwrap_or_else(|e| e.into_inner());
+    for class in 0..CLASSES {
+        while free.heads[class] != 0 {
+            let block = free.heads[class];
+            // SAFETY: a cached block is ours and its first word holds the next address; it
+            // leaves the list before it is unmapped.
+            free.heads[class] = unsafe { *(block as *const usize) };
+            unmap(block as *mut u8, class_size(class));
+            CACHED.fetch_sub(class_size(class), Ordering::Relaxed);
+        }
+    }
+}
+
 /// Maps `size` bytes of fresh zeroed memory.
 fn map(size: usize) -> Option<*mut u8> {
     // SAFETY: an anonymous private mapping with no address hint.

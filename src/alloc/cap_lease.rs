@@ -45,6 +45,8 @@ impl CapLease {
 }
 
 impl Drop for CapLease {
+    /// Ends the claim; the last lease to end gives the cached blocks back, so that a process
+    /// that runs srcflow among other work (a Python session) holds no memory between runs.
     fn drop(&mut self) {
         let mut leases = leases();
         match self.cap {
@@ -58,6 +60,11 @@ impl Drop for CapLease {
             }
             None => leases.uncapped -= 1,
         }
+        let last = leases.capped == 0 && leases.uncapped == 0;
+        drop(leases);
+        if last {
+            super::block_cache::release_cached();
+        }
     }
 }
 
@@ -69,5 +76,16 @@ pub(super) fn cap_in_force() -> usize {
         usize::MAX
     } else {
         leases.bytes
+    }
+}
+
+/// Unmaps every cached block when no run holds a lease (none could be using the cache).
+pub fn release_cached_if_idle() {
+    let idle = {
+        let leases = leases();
+        leases.capped == 0 && leases.uncapped == 0
+    };
+    if idle {
+        super::block_cache::release_cached();
     }
 }

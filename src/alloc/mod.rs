@@ -8,8 +8,10 @@
 //! environments spill). [`BlockCache`] maps each large buffer on its own and keeps freed ones,
 //! by size class, for the next buffer of that class; when mapping a new one would take the
 //! process past the cap of the runs under way (each holds a [`CapLease`]), cached blocks are
-//! unmapped first. The binary installs it as the global allocator; the library works with
-//! any allocator.
+//! unmapped first; when no run is under way the cache is emptied, so a process that runs
+//! srcflow among other work (a Python session) holds no cached blocks between runs. The binary
+//! and the Python extension install it as the global allocator; the library works with any
+//! allocator.
 
 mod block_cache;
 mod cap_lease;
@@ -17,5 +19,5 @@ mod resident;
 mod size_class;
 
 pub use block_cache::{stats, BlockCache, CacheStats};
-pub use cap_lease::CapLease;
+pub use cap_lease::{release_cached_if_idle, CapLease};
 pub use resident::resident_bytes;

@@ -3,6 +3,7 @@
 use super::device_list::DeviceList;
 use super::tiering::TieringArgs;
 use clap::Args;
+use srcflow::backend::BackendKind;
 use srcflow::graph::GraphOptions;
 use srcflow::io::ProblemDir;
 use srcflow::tensor::DType;
@@ -48,6 +49,11 @@ pub struct ProblemArgs {
     /// the planner drops it by itself when it does not fit).
     #[arg(long)]
     no_fold: bool,
+    /// What the devices compute on: cpu, cuda (the GPUs named by --devices) or auto (cuda
+    /// when this machine has those GPUs, else cpu). The report names the one used; the plan
+    /// counts device memory apart from host memory on a GPU.
+    #[arg(long, default_value = "cpu", value_name = "cpu|cuda|auto")]
+    backend: BackendKind,
     #[command(flatten)]
     tiering: TieringArgs,
 }
@@ -74,6 +80,7 @@ impl ProblemArgs {
             threads,
         };
         let engine = EngineBuilder::new(options)
+            .backend(self.backend)
             .device_ids(self.devices.ids())
             .tiering(self.tiering.resolve()?);
         Ok((problem, engine))

@@ -4,7 +4,6 @@ use super::ctrl_c::cancel_on_ctrl_c;
 use super::print_report;
 use super::problem_args::ProblemArgs;
 use clap::Args;
-use srcflow::backend::BackendKind;
 use srcflow::io::OutputDir;
 use srcflow::sched::{RunLog, SweepProgressBar};
 use srcflow::store::clean_stale;
@@ -28,10 +27,6 @@ pub struct RunArgs {
     /// Kernel threads (0: one per core).
     #[arg(long, default_value_t = 0)]
     threads: usize,
-    /// What the devices compute on: cpu, cuda (the GPUs named by --devices) or auto (cuda
-    /// when this machine has those GPUs, else cpu). The report names the one used.
-    #[arg(long, default_value = "cpu", value_name = "cpu|cuda|auto")]
-    backend: BackendKind,
     /// Write a Chrome trace of the run (open it in ui.perfetto.dev or chrome://tracing).
     #[arg(long, value_name = "FILE")]
     trace: Option<PathBuf>,
@@ -49,11 +44,7 @@ pub fn run(args: RunArgs) -> Result<()> {
     let cancel = cancel_on_ctrl_c()?;
     let (problem, engine) = args.problem.open(args.seed, args.threads)?;
     let bar = Arc::new(SweepProgressBar::new());
-    let engine = engine
-        .backend(args.backend)
-        .progress(bar.clone())
-        .cancel(cancel)
-        .build()?;
+    let engine = engine.progress(bar.clone()).cancel(cancel).build()?;
     if let Some(budgets) = &engine.tiering().budgets {
         let removed = clean_stale(&budgets.scratch_dir);
         if removed > 0 {

@@ -253,9 +253,10 @@ impl Engine {
         );
         let (start, blocks) = (Instant::now(), alloc::stats());
         let log = sched::run(graph, &router, sched, governor);
+        let (wall_s, after) = (start.elapsed().as_secs_f64(), alloc::stats());
         drop(lease);
         let log = log?;
-        let mut report = Report::new(graph, &log, start.elapsed().as_secs_f64(), self.backend());
+        let mut report = Report::new(graph, &log, wall_s, self.backend());
         report.threads = self.backends.iter().map(|b| b.threads()).sum();
         tracing::info!(
             left_to_right_s = report.left_to_right_s,
@@ -264,7 +265,6 @@ impl Engine {
             "sweep done"
         );
         report.out_bonds = router.written_bonds();
-        let after = alloc::stats();
         report.blocks_mapped = after.mapped - blocks.mapped;
         report.blocks_released = after.unmapped - blocks.unmapped;
         Ok((report, log))
@@ -361,8 +361,11 @@ impl Engine {
 /// The cap on the process's resident memory for a run whose plan allows `peak` (its values and
 /// [`PROCESS_BASELINE`]), raised by what the process already holds beyond that baseline when the
 /// run starts: a host program's own data (a Python interpreter, NumPy, the input arrays) is not
-/// the run's, and counting it would make the block cache unmap what it should keep.
+/// the run's, and counting it would make the block cache unmap what it should keep. When no
+/// other run is under way, the blocks cached since the last one (freed after it ended) are
+/// unmapped first, so that they are neither counted as held nor kept.
 fn with_memory_held_before(peak: u64) -> u64 {
+    alloc::release_cached_if_idle();
     let resident = alloc::resident_bytes().unwrap_or(0) as u64;
     peak + resident.saturating_sub(PROCESS_BASELINE)
 }

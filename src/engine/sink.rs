@@ -37,7 +37,11 @@ impl MemorySink {
     /// missing.
     pub fn into_train(self) -> Result<Train> {
         let kind = self.kind;
-        let cores = self.into_cores()?.iter().map(AnyTensor::to_c64).collect();
+        let cores = self
+            .into_cores()?
+            .into_iter()
+            .map(|core| core.to_c64())
+            .collect();
         Train::new(kind, cores)
     }
 

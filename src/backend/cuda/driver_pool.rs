@@ -3,10 +3,13 @@
 //! Every [`DeviceBuffer`](super::memory::DeviceBuffer) comes from `cuMemAllocAsync`, which
 //! serves it from the device's default memory pool. That pool caches what is freed, but by
 //! default gives the cache back to the device at every synchronization, and the backend
-//! synchronizes after each primitive; [`keep_freed_memory`] makes it keep the cache until
-//! [`MemoryPool::release_cache`] trims it. The governor's accounting (admission, fragmentation,
-//! the half-batch rewrite) is a [`SimulatedPool`] of the capacity the device had free when
-//! the run began: the driver's pool caches the same blocks the accounting does.
+//! synchronizes after each primitive. For the life of a run's [`DriverPool`] the driver's pool
+//! keeps its cache (its release threshold raised to everything) until the governor's
+//! [`MemoryPool::release_cache`] trims it; when the run ends the cache is trimmed and the
+//! threshold put back, so a host program (a Python session) gets its device memory back. The
+//! governor's accounting (admission, fragmentation, the half-batch rewrite) is a
+//! [`SimulatedPool`] of the capacity the device had free when the run began, kept beside the
+//! driver's pool: the two are separate allocators that see the same requests.
 
 use super::cuda_error;
 use crate::device::{Block, MemoryPool, OutOfMemory, PoolConfig, PoolUsage, SimulatedPool};
@@ -32,16 +35,28 @@ fn checked(call: &str, status: CUresult) -> Result<()> {
     }
 }
 
-/// Makes the default memory pool of `context`'s device keep freed memory cached across
-/// synchronizations (its release threshold set to everything), so that a run's allocations
-/// after the first are served without the driver's allocator.
-pub fn keep_freed_memory(context: &CudaContext) -> Result<()> {
-    let pool = default_pool(context)?;
-    let mut threshold = u64::MAX;
+/// The release threshold of the default memory pool of `context`'s device.
+fn release_threshold(context: &CudaContext) -> Result<u64> {
+    let mut threshold = 0u64;
+    // SAFETY: the attribute is a `cuuint64_t`, which `threshold` is.
+    let status = unsafe {
+        sys::cuMemPoolGetAttribute(
+            default_pool(context)?,
+            CUmemPool_attribute::CU_MEMPOOL_ATTR_RELEASE_THRESHOLD,
+            (&mut threshold as *mut u64).cast(),
+        )
+    };
+    checked("cuMemPoolGetAttribute", status)?;
+    Ok(threshold)
+}
+
+/// Sets the release threshold of the default memory pool of `context`'s device: the cached
+/// bytes it keeps across synchronizations.
+fn set_release_threshold(context: &CudaContext, mut threshold: u64) -> Result<()> {
     // SAFETY: the attribute takes a `cuuint64_t`, which `threshold` is.
     let status = unsafe {
         sys::cuMemPoolSetAttribute(
-            pool,
+            default_pool(context)?,
             CUmemPool_attribute::CU_MEMPOOL_ATTR_RELEASE_THRESHOLD,
             (&mut threshold as *mut u64).cast(),
         )
@@ -59,21 +74,41 @@ fn trim_cache(context: &CudaContext) -> Result<()> {
     checked("cuMemPoolTrimTo", unsafe { sys::cuMemPoolTrimTo(pool, 0) })
 }
 
-/// A CUDA device's memory for the governor: the accounting of a [`SimulatedPool`], whose cache
-/// release also trims the driver's (see the module documentation).
+/// A CUDA device's memory for the governor during one run: the accounting of a
+/// [`SimulatedPool`], the driver's pool set to keep its cache (see the module documentation).
 pub struct DriverPool {
     accounting: SimulatedPool,
     context: Arc<CudaContext>,
+    /// The driver pool's release threshold before the run, put back when it ends.
+    threshold_before: u64,
 }
 
 impl DriverPool {
     /// The pool of `context`'s device, laid out as `config` says (its capacity already
     /// limited to what the device has free).
     pub fn new(context: Arc<CudaContext>, config: PoolConfig) -> Result<Self> {
+        let threshold_before = release_threshold(&context)?;
+        set_release_threshold(&context, u64::MAX)?;
         Ok(DriverPool {
             accounting: SimulatedPool::new(config)?,
             context,
+            threshold_before,
         })
+    }
+
+    /// Logs `outcome`'s error, if any: the memory stays cached and usable.
+    fn warn_on(&self, outcome: Result<()>) {
+        if let Err(e) = outcome {
+            tracing::warn!("CUDA device {}: {e}", self.context.ordinal());
+        }
+    }
+}
+
+impl Drop for DriverPool {
+    /// Gives the run's cache back to the device and puts the release threshold back.
+    fn drop(&mut self) {
+        self.warn_on(trim_cache(&self.context));
+        self.warn_on(set_release_threshold(&self.context, self.threshold_before));
     }
 }
 
@@ -90,9 +125,7 @@ impl MemoryPool for DriverPool {
     /// failed trim is logged, as the memory stays cached and usable.
     fn release_cache(&self) -> u64 {
         let released = self.accounting.release_cache();
-        if let Err(e) = trim_cache(&self.context) {
-            tracing::warn!("CUDA device {}: {e}", self.context.ordinal());
-        }
+        self.warn_on(trim_cache(&self.context));
         released
     }
 

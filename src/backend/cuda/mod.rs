@@ -125,7 +125,6 @@ impl CudaBackend {
         };
         let streams = [new_stream()?, new_stream()?, new_stream()?, new_stream()?];
         let compute = streams[slot(Stream::Compute)].clone();
-        driver_pool::keep_freed_memory(&context)?;
         Ok(CudaBackend {
             ordinal,
             kernels: LoadedKernels::load(&context)?,
