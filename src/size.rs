@@ -13,16 +13,18 @@ pub struct ByteSize(pub u64);
 pub struct Bandwidth(pub f64);
 
 /// Units a size may carry, with their multipliers (matched case-insensitively).
-const UNITS: [(&str, f64); 9] = [
+const UNITS: [(&str, f64); 11] = [
     ("b", 1.0),
     ("kb", 1e3),
     ("mb", 1e6),
     ("gb", 1e9),
     ("tb", 1e12),
+    ("pb", 1e15),
     ("kib", 1024.0),
     ("mib", 1024.0 * 1024.0),
     ("gib", 1024.0 * 1024.0 * 1024.0),
     ("tib", 1024.0 * 1024.0 * 1024.0 * 1024.0),
+    ("pib", 1024.0 * 1024.0 * 1024.0 * 1024.0 * 1024.0),
 ];
 
 impl FromStr for ByteSize {
@@ -84,10 +86,16 @@ fn bad(text: &str, expected: &str) -> Error {
 impl fmt::Display for ByteSize {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let bytes = self.0 as f64;
-        let (value, unit) = [(1e12, "TB"), (1e9, "GB"), (1e6, "MB"), (1e3, "kB")]
-            .into_iter()
-            .find(|&(scale, _)| bytes >= scale)
-            .map_or((bytes, "B"), |(scale, unit)| (bytes / scale, unit));
+        let (value, unit) = [
+            (1e15, "PB"),
+            (1e12, "TB"),
+            (1e9, "GB"),
+            (1e6, "MB"),
+            (1e3, "kB"),
+        ]
+        .into_iter()
+        .find(|&(scale, _)| bytes >= scale)
+        .map_or((bytes, "B"), |(scale, unit)| (bytes / scale, unit));
         if unit == "B" {
             write!(f, "{} B", self.0)
         } else {
@@ -114,6 +122,8 @@ mod tests {
         assert_eq!(size("1.5 kB"), 1500);
         assert_eq!(size("4096"), 4096);
         assert_eq!(size("2mib"), 2 << 20);
+        assert_eq!(size("2PB"), 2_000_000_000_000_000);
+        assert_eq!(size("1PiB"), 1 << 50);
     }
 
     #[test]

@@ -86,6 +86,25 @@ fn a_missing_core_file_is_named() {
 }
 
 #[test]
+fn a_layer_with_a_site_too_many_is_named_with_the_counts_not_a_file() {
+    let (_tmp, dir) = copy_of_fixture();
+    std::fs::copy(dir.join("psi/00003.npy"), dir.join("psi/00004.npy")).unwrap();
+    let stderr = run_fails(&dir, "8");
+    assert_mentions(&stderr, &["layer 'psi' has 5 sites but layer 'H' has 4"]);
+    assert!(!stderr.contains(".npy"), "no file is at fault: {stderr}");
+}
+
+#[test]
+fn a_layer_with_its_last_site_missing_is_named_with_the_counts() {
+    let (_tmp, dir) = copy_of_fixture();
+    std::fs::remove_file(dir.join("H/00003.npy")).unwrap();
+    assert_mentions(
+        &run_fails(&dir, "8"),
+        &["layer 'psi' has 4 sites but layer 'H' has 3"],
+    );
+}
+
+#[test]
 fn an_extra_file_is_named() {
     let (_tmp, dir) = copy_of_fixture();
     std::fs::write(dir.join("H/notes.txt"), "hello").unwrap();

@@ -7,8 +7,8 @@ use crate::ops::exact_product;
 use crate::tensor::{AnyTensor, DType, Tensor};
 use crate::train::layout::shape_from_quimb;
 use crate::train::{
-    core_path, site_name, too_few_sites, Kind, Layer, LayerShape, Orientation, Stack, StackShape,
-    Train,
+    core_path, site_counts_differ, site_name, too_few_sites, Kind, Layer, LayerShape, Orientation,
+    Stack, StackShape, Train,
 };
 use std::path::{Path, PathBuf};
 
@@ -29,12 +29,9 @@ impl ProblemDir {
     /// Opens `dir`: reads the manifest and every header, and checks that the layers fit.
     pub fn open(dir: &Path) -> Result<ProblemDir> {
         let manifest = Manifest::read(dir)?;
+        let counts = site_counts(dir, &manifest)?;
         let mut layers = Vec::with_capacity(manifest.layers.len());
-        for entry in &manifest.layers {
-            let sites = count_sites(dir, &entry.name)?;
-            if sites < 2 {
-                return Err(too_few_sites(&entry.name, sites));
-            }
+        for (entry, &sites) in manifest.layers.iter().zip(&counts) {
             let mut dtype = None;
             let cores = (0..sites)
                 .map(|site| {
@@ -130,6 +127,27 @@ impl CoreSource for ProblemDir {
             .ket_core(entry, site, core, conj)
             .map_err(bad)
     }
+}
+
+/// The number of sites of every layer, each at least 2 and all equal: counted before any file
+/// is read, so a layer with a site too many or too few is named rather than a file of it.
+fn site_counts(dir: &Path, manifest: &Manifest) -> Result<Vec<usize>> {
+    let counts = manifest
+        .layers
+        .iter()
+        .map(|entry| count_sites(dir, &entry.name))
+        .collect::<Result<Vec<_>>>()?;
+    let names = manifest.layers.iter().map(|entry| entry.name.as_str());
+    let layers: Vec<(&str, usize)> = names.zip(counts.iter().copied()).collect();
+    for &(name, sites) in &layers {
+        if sites < 2 {
+            return Err(too_few_sites(name, sites));
+        }
+        if sites != layers[0].1 {
+            return Err(site_counts_differ((name, sites), layers[0]));
+        }
+    }
+    Ok(counts)
 }
 
 /// Number of sites of a layer folder: files `00000.npy …` with no gap and nothing else.

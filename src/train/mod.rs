@@ -7,7 +7,7 @@ mod stack;
 
 pub use kind::Kind;
 pub use orientation::Orientation;
-pub(crate) use stack::{core_path, site_name, too_few_sites};
+pub(crate) use stack::{core_path, site_counts_differ, site_name, too_few_sites};
 pub use stack::{Layer, LayerShape, Stack, StackShape};
 
 use crate::error::{Error, Result};

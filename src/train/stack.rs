@@ -66,6 +66,15 @@ pub fn too_few_sites(layer: &str, sites: usize) -> Error {
     Error::Shape(format!("layer '{layer}' has {sites} site(s); srcflow needs at least 2 (a single site has nothing to compress)"))
 }
 
+/// The error for two layers, each given as its name and its number of sites, whose numbers of
+/// sites differ.
+pub fn site_counts_differ(layer: (&str, usize), other: (&str, usize)) -> Error {
+    Error::Shape(format!(
+        "layer '{}' has {} sites but layer '{}' has {}",
+        layer.0, layer.1, other.0, other.1
+    ))
+}
+
 impl LayerShape {
     /// Checks boundary bonds and that neighbouring cores share their bond.
     pub fn check(&self, origin: Option<&Path>) -> Result<()> {
@@ -118,13 +127,10 @@ impl StackShape {
         for layer in &self.layers {
             layer.check(origin)?;
             if layer.cores.len() != first.cores.len() {
-                return Err(Error::Shape(format!(
-                    "layer '{}' has {} sites but layer '{}' has {}",
-                    layer.name,
-                    layer.cores.len(),
-                    first.name,
-                    first.cores.len()
-                )));
+                return Err(site_counts_differ(
+                    (&layer.name, layer.cores.len()),
+                    (&first.name, first.cores.len()),
+                ));
             }
         }
         self.check_kinds()?;
