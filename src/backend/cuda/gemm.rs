@@ -3,7 +3,7 @@
 use super::library::CudaScalar;
 use super::memory::{buffer, synchronize, tensor_over, DeviceBuffer};
 use super::{cuda_error, CudaBackend};
-use crate::backend::{DeviceTensor, Gemm};
+use crate::backend::{Backend, DeviceTensor, Gemm};
 use crate::error::{Error, Result};
 use cudarc::cublas::sys::{cublasOperation_t, cublasStatus_t};
 
@@ -40,7 +40,7 @@ impl CudaBackend {
             )));
         }
         if batch * m * n * k == 0 {
-            return self.zeros_like(dims, a);
+            return Backend::zeros(self, dims, a.dtype());
         }
         let complex = a.dtype().is_complex();
         let conjugated_a = (complex && gemm.conj_a && !gemm.transpose_a)
@@ -59,14 +59,6 @@ impl CudaBackend {
             conjugated_b.as_ref().unwrap_or(b),
         );
         for_dtype!(a.dtype(), T => self.strided_batched::<T>(a, b, gemm, dims))
-    }
-
-    /// A tensor of `dims` and the element type of `like`, all zeros.
-    fn zeros_like(&self, dims: Vec<usize>, like: &DeviceTensor) -> Result<DeviceTensor> {
-        let len = dims.iter().product();
-        let out = DeviceBuffer::zeros(self.stream(), len, like.dtype())?;
-        synchronize(self.stream())?;
-        Ok(tensor_over(dims, like.dtype(), out))
     }
 
     /// `cublas?gemmStridedBatched` of `gemm` (its conjugations only on transposed operands).
