@@ -50,6 +50,7 @@ for case in $CASES; do
         *) echo "unknown case $case" >&2; exit 2 ;;
     esac
     dir="$WORK/$case"
+    mkdir -p "$dir"
     # shellcheck disable=SC2086
     "$NEW" gen $gen "$dir/problem" --seed 1 >/dev/null
     new=() old=()

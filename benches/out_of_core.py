@@ -103,6 +103,7 @@ def draw_timeline(disk_args: list[str]) -> None:
 
 
 def main() -> None:
+    SCRATCH.mkdir(exist_ok=True)
     subprocess.run([str(BIN), "gen", "random", str(WORK / "problem"), "--sites", str(SITES),
                     "--bond", str(BOND), "--mpo-bond", str(MPO), "--seed", "1"], check=True,
                    capture_output=True)

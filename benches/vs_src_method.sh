@@ -36,6 +36,7 @@ for case in $CASES; do
         *) echo "unknown case $case" >&2; exit 2 ;;
     esac
     dir="$WORK/$case"
+    mkdir -p "$dir"
     "$BIN" gen random "$dir/problem" --sites $n --bond $chi --mpo-bond $D --seed 1 >/dev/null
     ours=() unfolded=() theirs=() quimb=() rates=()
     for rep in $(seq "$REPS"); do

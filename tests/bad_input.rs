@@ -28,21 +28,21 @@ fn copy_of_fixture() -> (tempfile::TempDir, PathBuf) {
 
 /// Runs `srcflow run` on `dir`, expects failure, and returns stderr; checks nothing was left behind.
 fn run_fails(dir: &Path, chi_out: &str) -> String {
+    let out = dir.parent().unwrap().join("out");
+    run_fails_with(dir, &["--chi-out", chi_out, "--out", out.to_str().unwrap()])
+}
+
+/// Runs `srcflow run` on `dir` with `args`, expects failure, and returns stderr; checks that
+/// nothing was left behind next to `dir`.
+fn run_fails_with(dir: &Path, args: &[&str]) -> String {
     let parent = dir.parent().unwrap();
-    let out = parent.join("out");
     let before: Vec<_> = std::fs::read_dir(parent)
         .unwrap()
         .map(|e| e.unwrap().file_name())
         .collect();
     let result = Command::new(env!("CARGO_BIN_EXE_srcflow"))
-        .args([
-            "run",
-            dir.to_str().unwrap(),
-            "--chi-out",
-            chi_out,
-            "--out",
-            out.to_str().unwrap(),
-        ])
+        .args(["run", dir.to_str().unwrap()])
+        .args(args)
         .output()
         .unwrap();
     assert_eq!(
@@ -231,6 +231,79 @@ fn an_existing_output_is_never_overwritten() {
         std::fs::read_to_string(out.join("keep.txt")).unwrap(),
         "precious"
     );
+}
+
+#[test]
+fn a_missing_folder_for_the_output_trace_or_graph_is_named_and_not_made() {
+    let (_tmp, dir) = copy_of_fixture();
+    let parent = dir.parent().unwrap();
+    let missing = parent.join("typo");
+    let out = parent.join("out");
+    let (out, missing_out) = (out.to_str().unwrap(), missing.join("out"));
+    let trace = missing.join("run.json");
+    let cases = [
+        ("--out", missing_out.to_str().unwrap(), "output"),
+        ("--trace", trace.to_str().unwrap(), "trace"),
+        ("--graph-out", trace.to_str().unwrap(), "graph"),
+    ];
+    for (flag, path, role) in cases {
+        let mut args = vec!["--chi-out", "8", flag, path];
+        if flag != "--out" {
+            args.extend(["--out", out]);
+        }
+        let stderr = run_fails_with(&dir, &args);
+        let folder = missing.to_str().unwrap();
+        assert_mentions(
+            &stderr,
+            &[
+                folder,
+                &format!("the folder of the {role}"),
+                "does not exist",
+            ],
+        );
+        assert!(!missing.exists(), "{flag}: the missing folder was made");
+    }
+}
+
+#[test]
+fn a_scratch_dir_that_is_a_file_or_missing_is_named_and_not_made() {
+    let (_tmp, dir) = copy_of_fixture();
+    let parent = dir.parent().unwrap();
+    let out = parent.join("out");
+    let out = out.to_str().unwrap();
+    let file = dir.join("manifest.json");
+    let stderr = run_fails_with(
+        &dir,
+        &[
+            "--chi-out",
+            "8",
+            "--out",
+            out,
+            "--scratch-dir",
+            file.to_str().unwrap(),
+        ],
+    );
+    assert_mentions(
+        &stderr,
+        &[
+            "manifest.json",
+            "the scratch folder is a file, not a folder",
+        ],
+    );
+    let missing = parent.join("scratch");
+    let stderr = run_fails_with(
+        &dir,
+        &[
+            "--chi-out",
+            "8",
+            "--out",
+            out,
+            "--scratch-dir",
+            missing.to_str().unwrap(),
+        ],
+    );
+    assert_mentions(&stderr, &["scratch: the scratch folder does not exist"]);
+    assert!(!missing.exists(), "the missing scratch folder was made");
 }
 
 #[test]

@@ -175,7 +175,7 @@ fn machine_models_survive_random_and_mutated_json() {
     let path = tmp.path().join("model.json");
     let valid = std::fs::read_to_string(concat!(
         env!("CARGO_MANIFEST_DIR"),
-        "/graphs/this-machine.json"
+        "/graphs/dev-vm-2-core-xeon.json"
     ))
     .unwrap();
     let len = valid.len();

@@ -6,15 +6,17 @@ use srcflow::graph::{DataId, GraphOptions, Op};
 use srcflow::{Layer, Stack, SweepGraph};
 use std::path::Path;
 
+/// A 6-site MPO · MPS with legs of 3 and bonds of 4, whose ranks reach 16 (above χ̄ = 10),
+/// in column batches of `batch_cols`.
 fn graph(batch_cols: Option<usize>) -> SweepGraph {
     let stack = Stack::new(vec![
         Layer {
             name: "H".into(),
-            train: random_mpo(6, 2, 2, 3, 0.5, 1),
+            train: random_mpo(6, 3, 3, 4, 0.5, 1),
         },
         Layer {
             name: "psi".into(),
-            train: random_mps(6, 2, 4, 0.5, 2),
+            train: random_mps(6, 3, 4, 0.5, 2),
         },
     ])
     .unwrap();

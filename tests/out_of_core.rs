@@ -20,6 +20,16 @@ fn assert_same(out: &Train, reference: &Train, what: &str) {
     );
 }
 
+/// An engine with a device budget of `device` bytes and the prefetch `policy`, scratch under
+/// `scratch`.
+fn with_policy(device: u64, policy: &str, scratch: &std::path::Path) -> Engine {
+    let tiering = Tiering {
+        prefetch: std::sync::Arc::new(policy.parse::<Prefetch>().unwrap()),
+        ..Tiering::default()
+    };
+    engine_with(device, PLENTY, scratch, None, tiering)
+}
+
 #[test]
 fn results_do_not_depend_on_where_environments_live() {
     let stack = problem();
@@ -180,13 +190,7 @@ fn a_problem_that_cannot_fit_is_refused_before_it_starts() {
 fn the_default_policy_narrows_its_window_to_fit_a_tight_device() {
     let stack = problem();
     let scratch = tempfile::tempdir().unwrap();
-    let with = |device, policy: &str| {
-        let tiering = Tiering {
-            prefetch: std::sync::Arc::new(policy.parse::<Prefetch>().unwrap()),
-            ..Tiering::default()
-        };
-        engine_with(device, PLENTY, scratch.path(), None, tiering)
-    };
+    let with = |device, policy: &str| with_policy(device, policy, scratch.path());
     // The device budget shrinks until a two-step window no longer fits; fetching on demand
     // must still fit it.
     let mut device = device_budget_with_host_tier(&stack, scratch.path(), None);
@@ -208,5 +212,36 @@ fn the_default_policy_narrows_its_window_to_fit_a_tight_device() {
         &default.run(&stack).unwrap().output,
         &reference,
         "narrowed window",
+    );
+}
+
+#[test]
+fn a_lookahead_that_does_not_fit_names_the_narrower_window_that_does() {
+    let stack = problem();
+    let scratch = tempfile::tempdir().unwrap();
+    let with = |device, policy: &str| with_policy(device, policy, scratch.path());
+    let mut device = device_budget_with_host_tier(&stack, scratch.path(), None);
+    let step = largest_env(&plan_of(&with(device, "none"), &stack)) / 8;
+    while with(device, "lookahead:3").prepare(&stack.shape()).is_ok() {
+        device -= step;
+    }
+    let refusal = with(device, "lookahead:3")
+        .prepare(&stack.shape())
+        .unwrap_err()
+        .to_string();
+    let hint = refusal
+        .split("fewer steps ahead: `Tiering::prefetch` ")
+        .nth(1)
+        .and_then(|rest| rest.strip_suffix(" fits"))
+        .unwrap_or_else(|| panic!("no narrower window named: {refusal}"));
+    assert_ne!(hint, "lookahead:3");
+    assert!(
+        with(device, hint).prepare(&stack.shape()).is_ok(),
+        "{refusal}"
+    );
+    let hopeless = with(1, "lookahead:3").prepare(&stack.shape()).unwrap_err();
+    assert!(
+        !hopeless.to_string().contains("fewer steps ahead"),
+        "no window fits one byte: {hopeless}"
     );
 }

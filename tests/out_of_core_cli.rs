@@ -86,6 +86,7 @@ fn ctrl_c_stops_the_run_and_removes_scratch_and_output() {
     let tmp = tempfile::tempdir().unwrap();
     let (problem, device, host) = problem_on_disk(tmp.path());
     let scratch = tmp.path().join("scratch");
+    std::fs::create_dir(&scratch).unwrap();
     let out = tmp.path().join("out");
     let mut child = srcflow(&["run", &problem, "--chi-out", &CHI_OUT.to_string()])
         .args(["--device-memory", &device, "--host-memory", &host])
@@ -191,6 +192,7 @@ fn output_left_by_a_killed_run_is_removed_at_the_next_start() {
 fn run_traced(dir: &Path) -> (serde_json::Value, std::path::PathBuf) {
     let (problem, device, host) = problem_on_disk(dir);
     let trace = dir.join("run.json");
+    std::fs::create_dir(dir.join("scratch")).unwrap();
     let output = srcflow(&["run", &problem, "--chi-out", &CHI_OUT.to_string(), "--json"])
         .args([
             "--device-memory",

@@ -86,15 +86,27 @@ fn on_a_slow_disk_prefetching_beats_fetching_on_demand() {
 #[test]
 fn simulate_and_calibrate_on_the_command_line() {
     let tmp = tempfile::tempdir().unwrap();
-    let model = tmp.path().join("model.json");
-    let calibrated = srcflow(&["calibrate", "--out", model.to_str().unwrap()])
-        .arg("--scratch-dir")
+    let calibrated = srcflow(&["calibrate", "--scratch-dir"])
         .arg(tmp.path())
+        .current_dir(tmp.path())
         .output()
         .unwrap();
     assert!(calibrated.status.success(), "{}", stderr(&calibrated));
+    let model = tmp.path().join("machine-model.json");
+    let said = String::from_utf8_lossy(&calibrated.stdout);
+    assert!(
+        said.contains(&format!("written to {}", model.display())),
+        "{said}"
+    );
     let leftovers = std::fs::read_dir(tmp.path()).unwrap().count();
     assert_eq!(leftovers, 1, "only the model is left");
+    let written: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&model).unwrap()).unwrap();
+    assert!(written["gflops"]["fold"].as_f64().is_some(), "{written}");
+    assert!(
+        written["name"].as_str().unwrap().contains(" cores, "),
+        "the model names its machine: {written}"
+    );
     let dir = problem_dir(tmp.path());
     let simulated = srcflow(&["simulate", &dir, "--chi-out", "32"])
         .args(["--model", model.to_str().unwrap(), "--json"])
@@ -149,4 +161,42 @@ fn an_oversampled_run_is_simulated_with_its_rounding_sweep_at_the_qr_rate() {
         "round {busy} s, modelled {modelled} s"
     );
     assert_eq!(log.events.len(), graph.graph.node_count());
+}
+
+#[test]
+fn calibrate_refuses_a_missing_folder_before_measuring() {
+    let tmp = tempfile::tempdir().unwrap();
+    let model = tmp.path().join("graphs/model.json");
+    let refused = srcflow(&["calibrate", "--out", model.to_str().unwrap()])
+        .output()
+        .unwrap();
+    let message = stderr(&refused);
+    assert!(!refused.status.success());
+    assert!(
+        message.contains("graphs: the folder of the model") && message.contains("does not exist"),
+        "{message}"
+    );
+    assert!(!tmp.path().join("graphs").exists());
+}
+
+#[test]
+fn every_shipped_model_rates_every_kernel_calibrate_measures() {
+    let folder = concat!(env!("CARGO_MANIFEST_DIR"), "/graphs");
+    let mut models = 0;
+    for entry in std::fs::read_dir(folder).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().and_then(|e| e.to_str()) != Some("json") {
+            continue;
+        }
+        let model = MachineModel::read(&path).unwrap();
+        for kernel in ["env", "fold", "sketch", "qr", "project", "first", "exact"] {
+            assert!(
+                model.gflops.contains_key(kernel),
+                "{} does not rate {kernel}",
+                path.display()
+            );
+        }
+        models += 1;
+    }
+    assert!(models >= 3, "found {models} models");
 }

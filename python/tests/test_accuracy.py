@@ -59,12 +59,25 @@ def test_a_chi_out_at_least_the_rank_is_exact(rng, name, dtype):
     assert relative_error(output, exact_product(trains, kinds), kind) < FLOOR[dtype]
 
 
+def bonds(train):
+    """The bonds of an MPS in src-method's layout, one per cut (left edge (r, p), then (l, r, p))."""
+    return [train[0].shape[0]] + [core.shape[1] for core in train[1:-1]]
+
+
 @pytest.mark.parametrize("dtype", DTYPES)
-def test_the_output_has_src_methods_types_and_shapes(rng, dtype):
+def test_the_output_has_src_methods_types_and_shapes_with_bonds_cut_to_the_possible_rank(
+    rng, dtype
+):
     trains, _, _ = make_stack(rng, "MPO·MPS", dtype)
     ours = srcflow.src(*trains, chi_out=8, seed=1)
     theirs = src_method.src(*trains, chi_out=8, seed=1)
-    assert [(a.dtype, a.shape) for a in ours] == [(a.dtype, a.shape) for a in theirs]
+    assert [a.dtype for a in ours] == [a.dtype for a in theirs]
+    assert [a.shape[-1] for a in ours] == [a.shape[-1] for a in theirs]
+    sites = len(ours)
+    # src-method keeps χ̄ at the left edge, where d^(j+1) < χ̄ bounds the rank at cut j.
+    possible = [min(2 ** (cut + 1), 2 ** (sites - cut - 1)) for cut in range(sites - 1)]
+    assert bonds(ours) == [min(b, p) for b, p in zip(bonds(theirs), possible)]
+    assert bonds(ours) != bonds(theirs), "the case must have a bond to cut"
 
 
 def test_an_explicit_dtype_promotes_the_result(rng):

@@ -2,14 +2,15 @@
 
 use super::machine_calibration::calibrate;
 use clap::Args;
+use srcflow::io::existing_parent;
 use srcflow::Result;
 use std::path::PathBuf;
 
 /// Arguments of `srcflow calibrate`.
 #[derive(Args)]
 pub struct CalibrateArgs {
-    /// Where to write the model (JSON).
-    #[arg(long, default_value = "graphs/this-machine.json")]
+    /// Where to write the model (JSON); its folder must exist.
+    #[arg(long, default_value = "machine-model.json")]
     out: PathBuf,
     /// Where the disk probe and the calibration problem go (removed afterwards).
     #[arg(long, value_name = "DIR", default_value_os_t = std::env::temp_dir())]
@@ -21,12 +22,14 @@ pub struct CalibrateArgs {
 
 /// Runs `srcflow calibrate`.
 pub fn run(args: CalibrateArgs) -> Result<()> {
+    existing_parent(&args.out, "model")?;
     let model = calibrate(&args.scratch_dir, args.threads)?;
     model.write(&args.out)?;
     println!(
         "{}",
         serde_json::to_string_pretty(&model).expect("a model serialises")
     );
-    println!("written to {}", args.out.display());
+    let written = std::path::absolute(&args.out).unwrap_or(args.out);
+    println!("written to {}", written.display());
     Ok(())
 }

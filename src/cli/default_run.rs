@@ -1,8 +1,11 @@
-//! `srcflow` with no arguments: a built-in problem end to end, with a short report.
+//! `srcflow` with no arguments: a built-in problem end to end, with a short report in the
+//! user's terms (the product's norm, the error against the optimum) and, when the error is far
+//! from the optimum, what `--oversample` does about it, measured on the same problem.
 
 use srcflow::gen::{generate, ProblemKind, ProblemSpec};
-use srcflow::ops::{distance, exact_product, truncate_svd};
-use srcflow::{Engine, Options, Result};
+use srcflow::graph::GraphOptions;
+use srcflow::ops::{distance, exact_product, norm, truncate_svd};
+use srcflow::{Engine, Options, Result, Stack, Train};
 
 /// The default problem: random MPO (bond 8) · random MPS (bond 32), 24 sites.
 fn spec() -> ProblemSpec {
@@ -14,29 +17,56 @@ fn spec() -> ProblemSpec {
 
 /// Output bond of the default run.
 const CHI_OUT: usize = 32;
+/// The error ratio to the optimum above which the run suggests oversampling.
+const HINT_ABOVE: f64 = 2.0;
+/// The oversampling the hint tries.
+const OVERSAMPLE: f64 = 1.5;
 
-/// Runs the default problem and prints sizes, times, rate and accuracy.
-pub fn run() -> Result<()> {
+/// Runs the default problem and prints the report (with the engine's internals when
+/// `verbose`), the product's norm and the error against the truncated SVD's.
+pub fn run(verbose: bool) -> Result<()> {
     let spec = spec();
     println!(
         "srcflow default problem: random MPO (bond {}) · random MPS (bond {}), {} sites, d = {}, chi_out = {CHI_OUT}",
         spec.mpo_bond, spec.bond, spec.sites, spec.phys
     );
     let stack = generate(ProblemKind::Random, &spec)?;
-    let engine = Engine::new(Options::new(CHI_OUT))?;
-    let srcflow::engine::Run {
-        output: out,
-        report,
-        ..
-    } = engine.run(&stack)?;
+    let srcflow::engine::Run { output, report, .. } =
+        Engine::new(Options::new(CHI_OUT))?.run(&stack)?;
     println!("{report}");
+    if verbose {
+        println!("\nengine internals\n{}", report.internals());
+    }
     let exact = exact_product(&stack)?;
-    let error = distance(&out, &exact)?;
+    let error = distance(&output, &exact)?;
     let optimum = distance(&truncate_svd(&exact, CHI_OUT)?, &exact)?;
+    println!();
+    println!("norm of the product            {:.6e}", norm(&exact));
     println!("distance to the exact product  {error:.3e}");
     println!(
         "truncated-SVD error (optimum)  {optimum:.3e}   ratio {:.2}",
         error / optimum
     );
+    if error / optimum > HINT_ABOVE {
+        let wider = distance(&oversampled(&stack)?, &exact)?;
+        println!(
+            "hint: the error is {:.1}× the optimum; --oversample {OVERSAMPLE} sketches {} columns and rounds back to {CHI_OUT}: here its ratio is {:.2}",
+            error / optimum,
+            (OVERSAMPLE * CHI_OUT as f64).ceil(),
+            wider / optimum
+        );
+    }
     Ok(())
+}
+
+/// The default problem's output with `--oversample` [`OVERSAMPLE`].
+fn oversampled(stack: &Stack) -> Result<Train> {
+    let options = Options {
+        graph: GraphOptions {
+            oversample: OVERSAMPLE,
+            ..GraphOptions::new(CHI_OUT)
+        },
+        ..Options::new(CHI_OUT)
+    };
+    Ok(Engine::new(options)?.run(stack)?.output)
 }

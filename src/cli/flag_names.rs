@@ -2,7 +2,7 @@
 //! user of the library sets it (`` `GraphOptions::chi_out` ``); the CLI says the flag instead.
 
 /// Each setting a library error may name, with the flag that sets it.
-const FLAGS: [(&str, &str); 13] = [
+const FLAGS: [(&str, &str); 14] = [
     ("`GraphOptions::chi_out`", "--chi-out"),
     ("`GraphOptions::batch_cols`", "--batch-cols"),
     ("`GraphOptions::cutoff`", "--cutoff"),
@@ -16,6 +16,7 @@ const FLAGS: [(&str, &str); 13] = [
     ("`Budgets::host`", "--host-memory"),
     ("`Budgets::disk`", "--disk-space"),
     ("`ProblemDir::conjugating_bra`", "--conj"),
+    ("`Tiering::prefetch`", "--prefetch"),
 ];
 
 /// `message` with every setting it names replaced by its flag.

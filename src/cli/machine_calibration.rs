@@ -64,7 +64,7 @@ fn measure(work: &Path, threads: usize) -> Result<MachineModel> {
         ("disk-read", read),
     ];
     Ok(MachineModel {
-        name: "this machine (srcflow calibrate)".into(),
+        name: format!("{} (srcflow calibrate)", this_machine()),
         gflops,
         bytes_per_s: bytes_per_s.iter().map(|&(k, v)| (k.into(), v)).collect(),
         task_overhead_s: 0.0,
@@ -77,6 +77,18 @@ fn measure(work: &Path, threads: usize) -> Result<MachineModel> {
             format!("copy and collective lanes: memcpy of {} MiB; disk lanes: a spill file of {} MiB written and read back", PROBE_BYTES >> 20, PROBE_BYTES >> 20),
         ],
     })
+}
+
+/// This machine in words: its host name, cores and processor, as Linux reports them.
+fn this_machine() -> String {
+    let host = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap_or_default();
+    let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
+    let processor = cpuinfo
+        .lines()
+        .find_map(|line| line.strip_prefix("model name")?.split_once(':'))
+        .map_or("", |(_, name)| name.trim());
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    format!("{}: {cores} cores, {processor}", host.trim())
 }
 
 /// Least-squares line `seconds = a + b · flops` through `points`, with `a ≥ 0` and `b > 0`.
@@ -97,9 +109,10 @@ fn fit_line(points: &[(f64, f64)]) -> (f64, f64) {
     (0.0, through_zero.max(1e-15))
 }
 
-/// Runs a calibration problem (bond = χ̄ = `chi`) from a directory under `work`; returns its
-/// log.
+/// Runs a calibration problem (bond = χ̄ = `chi`) from the folder `work` (made here, inside
+/// the scratch directory); returns its log.
 fn calibration_sweep(work: &Path, threads: usize, chi: usize) -> Result<RunLog> {
+    std::fs::create_dir(work).map_err(|e| srcflow::Error::io(work, e))?;
     let spec = ProblemSpec {
         sites: 20,
         bond: chi,

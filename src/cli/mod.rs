@@ -30,6 +30,9 @@ use std::process::ExitCode;
 struct Cli {
     #[command(subcommand)]
     command: Option<Command>,
+    /// With no subcommand: also print the engine's internals after the report.
+    #[arg(long, short)]
+    verbose: bool,
 }
 
 #[derive(Subcommand)]
@@ -57,13 +60,28 @@ enum Command {
     Report(report::ReportArgs),
 }
 
-/// Prints a run's report as text, or as JSON with `json`.
-fn print_report(report: &srcflow::Report, json: bool) {
-    if json {
+/// How a run's report is printed: the summary, with the engine's internals, or as JSON.
+#[derive(clap::Args, Clone, Copy)]
+pub struct ReportStyle {
+    /// Print the report as JSON (everything, internals included).
+    #[arg(long)]
+    json: bool,
+    /// Also print the engine's internals: pass times, busy time per kernel, where the
+    /// environments lived, stalls, lanes and memory blocks.
+    #[arg(long, short)]
+    verbose: bool,
+}
+
+/// Prints a run's report in `style`.
+fn print_report(report: &srcflow::Report, style: ReportStyle) {
+    if style.json {
         let text = serde_json::to_string_pretty(report).expect("report serialises");
         println!("{text}");
-    } else {
-        println!("{report}");
+        return;
+    }
+    println!("{report}");
+    if style.verbose {
+        println!("\nengine internals\n{}", report.internals());
     }
 }
 
@@ -71,7 +89,7 @@ fn print_report(report: &srcflow::Report, json: bool) {
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
     let outcome = match cli.command {
-        None => default_run::run(),
+        None => default_run::run(cli.verbose),
         Some(Command::Run(args)) => run::run(args),
         Some(Command::Gen(args)) => gen::run(args),
         Some(Command::Distance(args)) => distance::run(args),

@@ -3,8 +3,10 @@
 
 use super::problem_args::ProblemArgs;
 use clap::Args;
+use srcflow::graph::capped_chi_out;
 use srcflow::plan::Plan;
 use srcflow::Result;
+use srcflow::SweepGraph;
 use srcflow::{ByteSize, Tier};
 
 /// Arguments of `srcflow plan` (only headers of the problem are read).
@@ -21,7 +23,7 @@ pub struct PlanArgs {
 pub fn run(args: PlanArgs) -> Result<()> {
     let (problem, engine) = args.problem.open(0, 0)?;
     let engine = engine.build()?;
-    let (_, plan) = engine.prepare(problem.shape())?;
+    let (graph, plan) = engine.prepare(problem.shape())?;
     let plan = plan.expect("budgets are always resolved");
     if args.json {
         println!(
@@ -29,16 +31,23 @@ pub fn run(args: PlanArgs) -> Result<()> {
             serde_json::to_string_pretty(&plan).expect("plan serialises")
         );
     } else {
-        print!("{}", describe(&plan));
+        print!("{}", describe(&graph, &plan));
     }
     Ok(())
 }
 
-/// The plan as a short table.
-fn describe(plan: &Plan) -> String {
+/// The plan of `graph` as a short table.
+fn describe(graph: &SweepGraph, plan: &Plan) -> String {
     let b = &plan.budgets;
     let p = &plan.profile;
     let mut text = format!(
+        "chi_out        {}, sketch {}\n",
+        graph.chi_out, graph.sketch
+    );
+    if let Some(line) = capped_chi_out(graph.chi_out, graph.chi_out_asked) {
+        text += &format!("               {line}\n");
+    }
+    text += &format!(
         "batch          {} sketch columns per task\nfetch window   {} sweep step(s) ahead\n",
         plan.batch_cols, plan.fetch_window
     );

@@ -1,10 +1,10 @@
 //! `srcflow run`: the compressed product of a problem directory, written to a new directory.
 
 use super::ctrl_c::cancel_on_ctrl_c;
-use super::print_report;
 use super::problem_args::ProblemArgs;
+use super::{print_report, ReportStyle};
 use clap::Args;
-use srcflow::io::OutputDir;
+use srcflow::io::{existing_parent, OutputDir};
 use srcflow::sched::{RunLog, SweepProgressBar};
 use srcflow::store::clean_stale;
 use srcflow::trace::{write_chrome_trace, write_whole};
@@ -34,13 +34,18 @@ pub struct RunArgs {
     /// governor: DOT when FILE ends in .dot, else JSON.
     #[arg(long, value_name = "FILE")]
     graph_out: Option<PathBuf>,
-    /// Print the report as JSON.
-    #[arg(long)]
-    json: bool,
+    #[command(flatten)]
+    report: ReportStyle,
 }
 
 /// Runs `srcflow run`.
 pub fn run(args: RunArgs) -> Result<()> {
+    existing_parent(&args.out, "output")?;
+    for (path, role) in [(&args.trace, "trace"), (&args.graph_out, "graph")] {
+        if let Some(path) = path {
+            existing_parent(path, role)?;
+        }
+    }
     let cancel = cancel_on_ctrl_c()?;
     let (problem, engine) = args.problem.open(args.seed, args.threads)?;
     let bar = Arc::new(SweepProgressBar::new());
@@ -68,8 +73,8 @@ pub fn run(args: RunArgs) -> Result<()> {
         }
         return Err(e);
     }
-    print_report(&report, args.json);
-    if !args.json {
+    print_report(&report, args.report);
+    if !args.report.json {
         println!("output         {}", args.out.display());
     }
     Ok(())

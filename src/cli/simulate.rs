@@ -2,8 +2,8 @@
 //! scheduler, prefetch policy and memory governor as a real run; prints the same report and
 //! writes the same trace.
 
-use super::print_report;
 use super::problem_args::ProblemArgs;
+use super::{print_report, ReportStyle};
 use clap::Args;
 use srcflow::sim::MachineModel;
 use srcflow::trace::write_chrome_trace;
@@ -21,9 +21,8 @@ pub struct SimulateArgs {
     /// Write a Chrome trace of the simulated run.
     #[arg(long, value_name = "FILE")]
     trace: Option<PathBuf>,
-    /// Print the report as JSON.
-    #[arg(long)]
-    json: bool,
+    #[command(flatten)]
+    report: ReportStyle,
 }
 
 /// Runs `srcflow simulate`.
@@ -36,6 +35,6 @@ pub fn run(args: SimulateArgs) -> Result<()> {
     if let Some(path) = &args.trace {
         write_chrome_trace(path, &graph, &log)?;
     }
-    print_report(&report, args.json);
+    print_report(&report, args.report);
     Ok(())
 }

@@ -65,10 +65,12 @@ impl<'b> KernelValues<BackendTensor<'b>> for BackendValues<'b> {
     fn orthonormal_basis(
         &self,
         y: &BackendTensor<'b>,
+        max_rank: usize,
         cutoff: f64,
         _meter: &mut Meter,
     ) -> Result<BackendTensor<'b>> {
-        let basis = kernels::orthonormal_basis(self.backend, &y.materialized()?, cutoff)?;
+        let y = y.materialized()?;
+        let basis = kernels::orthonormal_basis(self.backend, &y, max_rank, cutoff)?;
         Ok(self.on_backend(basis))
     }
 

@@ -5,6 +5,7 @@ mod builder;
 mod collective;
 mod device_use;
 mod executor;
+mod left_edge;
 mod memory_report;
 mod model_executor;
 mod output_slots;
@@ -17,8 +18,9 @@ mod tiering;
 pub use backend_values::BackendValues;
 pub use builder::EngineBuilder;
 pub use device_use::DeviceUse;
+use left_edge::LeftEdgeSink;
 pub use memory_report::MemoryReport;
-pub use report::{LaneUse, Report};
+pub use report::{Internals, LaneUse, Report};
 pub use run::Run;
 pub use sink::{CoreSink, MemorySink};
 pub use source::{CoreSource, MemorySource};
@@ -28,7 +30,7 @@ use crate::alloc;
 use crate::backend::Backend;
 use crate::cancel::CancelToken;
 use crate::device::{FaultyPool, MemoryPool, PoolConfig, SimulatedPool};
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::graph::{GraphOptions, Op, SweepGraph};
 use crate::plan::{self, Drift, MemoryProfile, Plan, PlanRequest, PROCESS_BASELINE};
 use crate::sched::{self, Governor, Pacing, Progress, RunLog, SchedOptions};
@@ -140,16 +142,19 @@ impl Engine {
         let Some(budgets) = &self.tiering.budgets else {
             return Ok((SweepGraph::build(stack, &self.options.graph)?, None));
         };
-        let mut refusal = None;
-        for window in self.tiering.prefetch.windows_to_try() {
-            let request = PlanRequest {
+        let plan_with = |window| {
+            plan::plan(&PlanRequest {
                 stack,
                 graph: self.options.graph,
                 budgets,
                 drift: self.drift(window),
                 shared_memory,
-            };
-            match plan::plan(&request) {
+            })
+        };
+        let windows = self.tiering.prefetch.windows_to_try();
+        let mut refusal = None;
+        for &window in &windows {
+            match plan_with(window) {
                 Ok((plan, mut graph)) => {
                     Self::log_plan(&plan);
                     graph.planned_fetch_window = Some(window);
@@ -158,7 +163,13 @@ impl Engine {
                 Err(e) => refusal = Some(e),
             }
         }
-        Err(refusal.expect("a policy has at least one window"))
+        let refusal = refusal.expect("a policy has at least one window");
+        let narrowest = windows.into_iter().min().unwrap_or(0);
+        let fitting = (0..narrowest).rev().find(|&w| plan_with(w).is_ok());
+        Err(match fitting {
+            Some(window) => narrower_window_fits(refusal, window),
+            None => refusal,
+        })
     }
 
     /// Logs what `plan` put where.
@@ -232,6 +243,8 @@ impl Engine {
         sink: &dyn CoreSink,
     ) -> Result<(Report, RunLog)> {
         let disk = self.disk_tier(graph)?;
+        let edge = graph.left_edge().map(|last| LeftEdgeSink::new(sink, last));
+        let sink = edge.as_ref().map_or(sink, |edge| edge as &dyn CoreSink);
         let router = TaskRouter {
             graph,
             backends: &self.backends,
@@ -265,6 +278,9 @@ impl Engine {
             "sweep done"
         );
         report.out_bonds = router.written_bonds();
+        if let Some(edge) = &edge {
+            edge.correct(&mut report.out_bonds);
+        }
         report.blocks_mapped = after.mapped - blocks.mapped;
         report.blocks_released = after.unmapped - blocks.unmapped;
         Ok((report, log))
@@ -368,4 +384,19 @@ fn with_memory_held_before(peak: u64) -> u64 {
     alloc::release_cached_if_idle();
     let resident = alloc::resident_bytes().unwrap_or(0) as u64;
     peak + resident.saturating_sub(PROCESS_BASELINE)
+}
+
+/// `refusal` (a budget the plan cannot fit) with the hint that a prefetch window of `window`
+/// steps, narrower than the policy's, fits.
+fn narrower_window_fits(refusal: Error, window: usize) -> Error {
+    let policy = match window {
+        0 => "none".to_string(),
+        k => format!("lookahead:{k}"),
+    };
+    match refusal {
+        Error::Invalid(message) => Error::Invalid(format!(
+            "{message}; or fetch fewer steps ahead: `Tiering::prefetch` {policy} fits"
+        )),
+        other => other,
+    }
 }

@@ -2,7 +2,7 @@
 
 use super::{DeviceUse, MemoryReport};
 use crate::backend::Backend;
-use crate::graph::{Lane, Op, Pass, SweepGraph};
+use crate::graph::{capped_chi_out, Lane, Op, Pass, SweepGraph};
 use crate::sched::{RunLog, Stalls, TaskEvent};
 use crate::store::TierBytes;
 use crate::{ByteSize, Tier};
@@ -17,8 +17,10 @@ pub struct Report {
     pub sites: usize,
     /// Number of layers in the stack.
     pub layers: usize,
-    /// Output bond cap.
+    /// Output bond cap: the one asked for, or the largest rank the product can have.
     pub chi_out: usize,
+    /// The χ̄ asked for, when it was above the largest rank the product can have.
+    pub chi_out_asked: Option<usize>,
     /// Sketch columns (⌈oversample · χ̄⌉).
     pub sketch: usize,
     /// Output bonds, one per cut: as written (real runs) or their caps (simulations).
@@ -95,6 +97,7 @@ impl Report {
             sites: graph.sites(),
             layers: graph.stack.layers.len(),
             chi_out: graph.chi_out,
+            chi_out_asked: graph.chi_out_asked,
             sketch: graph.sketch,
             out_bonds: graph.bond_caps(),
             backend: backend.name().into(),
@@ -174,6 +177,8 @@ fn peak_rss() -> Option<u64> {
     Some(kb * 1024)
 }
 
+/// What a user reads after a run: sizes, bonds, where it ran, time, work and peak memory (and
+/// any memory-governor events). [`Report::internals`] has the engine's side.
 impl fmt::Display for Report {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let max_bond = self.out_bonds.iter().max().copied().unwrap_or(1);
@@ -182,6 +187,9 @@ impl fmt::Display for Report {
             "sites {}, layers {}, chi_out {}, sketch {}, max output bond {}",
             self.sites, self.layers, self.chi_out, self.sketch, max_bond
         )?;
+        if let Some(line) = capped_chi_out(self.chi_out, self.chi_out_asked) {
+            writeln!(f, "{line}")?;
+        }
         let bonds: Vec<String> = self.out_bonds.iter().map(|b| b.to_string()).collect();
         writeln!(f, "bonds          {}", bonds.join(" "))?;
         writeln!(
@@ -191,37 +199,70 @@ impl fmt::Display for Report {
             self.threads,
             self.devices.len()
         )?;
-        writeln!(f, "left-to-right  {:8.3} s", self.left_to_right_s)?;
-        writeln!(f, "right-to-left  {:8.3} s", self.right_to_left_s)?;
-        writeln!(
-            f,
-            "wall           {:8.3} s  (compute busy {:.3} s, i/o busy {:.3} s)",
-            self.wall_s, self.compute_busy_s, self.io_busy_s
-        )?;
+        writeln!(f, "wall           {:8.3} s", self.wall_s)?;
         writeln!(
             f,
             "work           {:8.2} GFLOP at {:.1} GFLOP/s",
             self.flops / 1e9,
             self.gflops_per_s
         )?;
-        let ops = listed(&self.busy_by_op, |s| format!("{s:.3}"));
+        let peak = &self.peak_bytes;
+        write!(
+            f,
+            "peak memory    device {}, host {}, disk {}",
+            ByteSize(peak.device),
+            ByteSize(peak.host),
+            ByteSize(peak.disk)
+        )?;
+        if let Some(rss) = self.peak_rss_bytes {
+            write!(f, "; process {}", ByteSize(rss))?;
+        }
+        if !self.memory.is_quiet() {
+            write!(f, "\ndevice memory  {}", self.memory)?;
+        }
+        Ok(())
+    }
+}
+
+impl Report {
+    /// The engine's side of the run, for `--verbose`: pass times, busy time per kernel, where
+    /// the environments lived, stalls, lanes, devices and the block cache.
+    pub fn internals(&self) -> Internals<'_> {
+        Internals(self)
+    }
+}
+
+/// The engine's side of a [`Report`], as text ([`Report::internals`]).
+pub struct Internals<'a>(&'a Report);
+
+impl fmt::Display for Internals<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let report = self.0;
+        writeln!(f, "left-to-right  {:8.3} s", report.left_to_right_s)?;
+        writeln!(f, "right-to-left  {:8.3} s", report.right_to_left_s)?;
+        writeln!(
+            f,
+            "busy           compute {:.3} s, i/o {:.3} s",
+            report.compute_busy_s, report.io_busy_s
+        )?;
+        let ops = listed(&report.busy_by_op, |s| format!("{s:.3}"));
         writeln!(f, "busy (s)       {ops}")?;
         writeln!(
             f,
             "environments   {}",
-            listed(&self.environments, usize::to_string)
+            listed(&report.environments, usize::to_string)
         )?;
         writeln!(
             f,
             "stalls →       {}",
-            stall_line(&self.stalls_left_to_right)
+            stall_line(&report.stalls_left_to_right)
         )?;
         writeln!(
             f,
             "stalls ←       {}",
-            stall_line(&self.stalls_right_to_left)
+            stall_line(&report.stalls_right_to_left)
         )?;
-        for lane in self.lanes.iter().filter(|l| l.bytes > 0) {
+        for lane in report.lanes.iter().filter(|l| l.bytes > 0) {
             writeln!(
                 f,
                 "{:<14} {} {:.3} s, {} at {}/s",
@@ -236,7 +277,7 @@ impl fmt::Display for Report {
                 ByteSize(lane.bytes_per_s as u64)
             )?;
         }
-        for device in self.devices.iter().filter(|_| self.devices.len() > 1) {
+        for device in report.devices.iter().filter(|_| report.devices.len() > 1) {
             writeln!(
                 f,
                 "device {:<7} compute {:.3} s (qr {:.3} s), collective {:.3} s, idle {:.3} s",
@@ -247,26 +288,11 @@ impl fmt::Display for Report {
                 device.idle_s
             )?;
         }
-        let peak = &self.peak_bytes;
         write!(
             f,
-            "peak memory    device {}, host {}, disk {}",
-            ByteSize(peak.device),
-            ByteSize(peak.host),
-            ByteSize(peak.disk)
-        )?;
-        if let Some(rss) = self.peak_rss_bytes {
-            write!(f, "; process {}", ByteSize(rss))?;
-        }
-        write!(
-            f,
-            "\nlarge blocks   {} mapped, {} released to stay within the plan",
-            self.blocks_mapped, self.blocks_released
-        )?;
-        if !self.memory.is_quiet() {
-            write!(f, "\ndevice memory  {}", self.memory)?;
-        }
-        Ok(())
+            "large blocks   {} mapped, {} released to stay within the plan",
+            report.blocks_mapped, report.blocks_released
+        )
     }
 }
 

@@ -23,8 +23,14 @@ pub trait KernelValues<V> {
     /// Sketch blocks joined along their first (column) axis.
     fn join_cols(&self, blocks: &[V]) -> Result<V>;
     /// The orthonormal basis η `[r, Up, Down, OutRight]` of a sketch `[Col, Up, Down, OutRight]`
-    /// ([`kernels::orthonormal_basis`]).
-    fn orthonormal_basis(&self, y: &V, cutoff: f64, meter: &mut Meter) -> Result<V>;
+    /// from its first `max_rank` columns at most ([`kernels::orthonormal_basis`]).
+    fn orthonormal_basis(
+        &self,
+        y: &V,
+        max_rank: usize,
+        cutoff: f64,
+        meter: &mut Meter,
+    ) -> Result<V>;
     /// One rounding step ([`kernels::round`]): the rounded core, then the carry if any.
     fn round(
         &self,
@@ -110,11 +116,9 @@ impl SweepGraph {
             }
             Op::Qr => {
                 let y = values.join_cols(&inputs.collect::<Vec<_>>())?;
-                return Ok(vec![values.orthonormal_basis(
-                    &y,
-                    self.qr_cutoff(),
-                    meter,
-                )?]);
+                let rank = self.out_bond_left(task.site);
+                let basis = values.orthonormal_basis(&y, rank, self.qr_cutoff(), meter)?;
+                return Ok(vec![basis]);
             }
             Op::Round => {
                 let inputs: Vec<V> = inputs.collect();
@@ -253,14 +257,26 @@ impl KernelValues<Shape> for Shapes {
         Ok(dims)
     }
 
-    /// A thin QR of the `(Up·Down·OutRight) × Col` matrix and its thin Q, both held twice.
-    fn orthonormal_basis(&self, y: &Shape, _cutoff: f64, meter: &mut Meter) -> Result<Shape> {
+    /// A thin QR of the `(Up·Down·OutRight) × Col` matrix and its thin Q, both held twice;
+    /// where the rank is capped, an SVD of R and Q times its leading vectors.
+    fn orthonormal_basis(
+        &self,
+        y: &Shape,
+        max_rank: usize,
+        _cutoff: f64,
+        meter: &mut Meter,
+    ) -> Result<Shape> {
         let cols = y[0];
         let rows: usize = y[1..].iter().product();
         let rank = cols.min(rows);
         let bytes = (rows * cols + rows * rank) * C128_BYTES;
         meter.record(kernels::qr_flops(rows, cols), 2 * bytes as u64);
-        Ok([&[rank], &y[1..]].concat())
+        if rank <= max_rank {
+            return Ok([&[rank], &y[1..]].concat());
+        }
+        let truncate = kernels::svd_flops(rank, rank) + 8.0 * (rows * rank * max_rank) as f64;
+        meter.record(truncate, 0);
+        Ok([&[max_rank], &y[1..]].concat())
     }
 
     /// The carry times the draft, then an SVD of the `(kept·Up·Down) × R` result.

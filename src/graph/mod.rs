@@ -35,9 +35,14 @@ pub struct SweepGraph {
     pub graph: StableDiGraph<Task, DataId>,
     /// The stack the graph computes.
     pub stack: StackShape,
-    /// Output bond cap χ̄.
+    /// Output bond cap χ̄: the one asked for, or the largest rank the product can have at
+    /// any cut where that is smaller.
     pub chi_out: usize,
-    /// Number of sketch columns.
+    /// The χ̄ asked for, when it was above the largest rank the product can have (and
+    /// `chi_out` is that rank instead).
+    #[serde(default)]
+    pub chi_out_asked: Option<usize>,
+    /// Number of sketch columns (at most the largest rank the product can have).
     pub sketch: usize,
     /// Relative singular-value cutoff (0: none).
     #[serde(default)]
@@ -61,6 +66,14 @@ pub struct SweepGraph {
     /// Sites whose fold the memory governor undid ([`SweepGraph::unfold`]).
     #[serde(default)]
     pub unfolded: std::collections::BTreeSet<usize>,
+}
+
+/// The line that says χ̄ was capped at `chi_out` when `asked` was above any rank the product
+/// can have (`None` when it was not).
+pub fn capped_chi_out(chi_out: usize, asked: Option<usize>) -> Option<String> {
+    asked.map(|asked| {
+        format!("chi_out {asked} asked: capped at {chi_out}, the largest rank the product can have at any cut")
+    })
 }
 
 /// The device count of graphs saved before devices were counted.
@@ -119,9 +132,23 @@ impl SweepGraph {
         }
     }
 
-    /// Output bond caps after any rounding: `min(χ̄, phys · bond to the right)`, per cut.
+    /// The output's bonds after any rounding and the trim of its left edge, per cut: at most
+    /// χ̄, the physical dimensions on either side and the product of the input bonds.
     pub fn bond_caps(&self) -> Vec<usize> {
-        build::output_bonds(&self.stack, self.chi_out)
+        build::final_bonds(&self.stack, self.chi_out)
+    }
+
+    /// The last site whose core the left-edge trim rewrites (`None`: the output as written
+    /// has no bond above what its left side allows, or a rounding sweep trims it).
+    pub fn left_edge(&self) -> Option<usize> {
+        let trimmed = build::final_bonds(&self.stack, self.sketch);
+        let last_cut = (0..self.out_bonds.len())
+            .rev()
+            .find(|&cut| self.out_bonds[cut] > trimmed[cut]);
+        let exact_path = self.sites() == 2;
+        last_cut
+            .filter(|_| !self.rounds() && !exact_path)
+            .map(|cut| cut + 1)
     }
 
     /// Total real flops of all tasks.

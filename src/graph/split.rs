@@ -97,9 +97,9 @@ mod tests {
     use petgraph::stable_graph::NodeIndex;
     use petgraph::Direction;
 
-    /// The graph of compressing a 5-site MPS of bond 4 to χ̄ = 8 in one batch.
+    /// The graph of compressing a 7-site MPS of bond 8 (ranks up to 8) to χ̄ = 8 in one batch.
     fn graph() -> SweepGraph {
-        SweepGraph::build(&test_shapes::mps(5, 4, 2), &GraphOptions::new(8)).unwrap()
+        SweepGraph::build(&test_shapes::mps(7, 8, 2), &GraphOptions::new(8)).unwrap()
     }
 
     /// The first node whose task `pick` selects.

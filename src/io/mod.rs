@@ -1,11 +1,13 @@
 //! Files: `.npy` cores, `manifest.json`, problem directories in and out.
 
+mod folders;
 mod manifest;
 pub mod npy;
 mod output;
 mod problem;
 mod staging;
 
+pub use folders::{existing_folder, existing_parent};
 pub use manifest::{LayerEntry, Manifest, FORMAT};
 pub use output::OutputDir;
 pub use problem::ProblemDir;

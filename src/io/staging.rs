@@ -12,7 +12,7 @@ pub struct StagingDir {
 }
 
 impl StagingDir {
-    /// Starts building `destination`, which must not exist yet (missing parents are created).
+    /// Starts building `destination`, which must not exist yet, in a folder that must.
     pub fn create(destination: &Path) -> Result<Self> {
         refuse_existing(destination)?;
         let name = destination.file_name().ok_or_else(|| {
@@ -25,7 +25,7 @@ impl StagingDir {
             .parent()
             .filter(|p| !p.as_os_str().is_empty())
             .unwrap_or(Path::new("."));
-        std::fs::create_dir_all(parent).map_err(|e| Error::io(parent, e))?;
+        super::existing_folder(parent, &format!("folder of {}", destination.display()))?;
         let prefix = format!(".{}.srcflow-tmp-", name.to_string_lossy());
         remove_abandoned(parent, &prefix);
         let staging = parent.join(format!("{prefix}{}", std::process::id()));

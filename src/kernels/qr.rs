@@ -4,16 +4,17 @@ use super::kept_rank;
 use crate::backend::{Backend, DeviceTensor, Gemm};
 use crate::error::{Error, Result};
 
-/// Q·U_k, where U_k are the left singular vectors of `r` whose singular values reach
-/// `cutoff · σ_max` (at least one).
+/// Q·U_k, where U_k are the leading left singular vectors of `r`: at most `max_rank`, none
+/// below `cutoff · σ_max` (at least one).
 fn truncated_basis(
     backend: &dyn Backend,
     q: DeviceTensor,
     r: &DeviceTensor,
+    max_rank: usize,
     cutoff: f64,
 ) -> Result<DeviceTensor> {
     let (u, singular, _) = backend.thin_svd(r)?;
-    let kept = kept_rank(&singular, usize::MAX, cutoff);
+    let kept = kept_rank(&singular, max_rank, cutoff);
     let u = backend.slice(&u, 0, 0..kept)?;
     let [rank, rows] = q.dims()[..] else {
         unreachable!("Q is a matrix")
@@ -29,11 +30,13 @@ pub fn qr_flops(m: usize, n: usize) -> f64 {
     2.0 * 8.0 * (m as f64 * rank * rank - rank * rank * rank / 3.0)
 }
 
-/// η `[r, Up, Down, OutRight]` with orthonormal rows spanning Y `[Col, Up, Down, OutRight]`.
+/// η `[r, Up, Down, OutRight]` with orthonormal rows spanning Y `[Col, Up, Down, OutRight]`,
+/// or its leading `max_rank` directions.
 ///
-/// Y is factored as the `(OutRight·Up·Down) × Col` matrix; its thin Q has `r = min(rows, Col)`
-/// columns, which become the rows of η. With `cutoff > 0`, an SVD of the R factor keeps only
-/// the directions whose singular values reach `cutoff · σ_max`.
+/// Y is factored as the `(OutRight·Up·Down) × Col` matrix; its thin Q has `min(rows, Col)`
+/// columns, which become the rows of η. Where that is more than `max_rank` (the largest rank
+/// the product can have at the cut), or with `cutoff > 0`, an SVD of the R factor keeps only
+/// the leading `max_rank` directions, none whose singular value is below `cutoff · σ_max`.
 ///
 /// Two choices make the basis accurate, both measured on an exact 20-site compression (bond 64,
 /// χ̄ 64), where a QR loses what the sketch holds weakly, at its precision times the
@@ -45,6 +48,7 @@ pub fn qr_flops(m: usize, n: usize) -> f64 {
 pub fn orthonormal_basis(
     backend: &dyn Backend,
     y: &DeviceTensor,
+    max_rank: usize,
     cutoff: f64,
 ) -> Result<DeviceTensor> {
     let [cols, up, down, right] = y.dims()[..] else {
@@ -60,8 +64,8 @@ pub fn orthonormal_basis(
         .reshaped(vec![cols, rows]);
     let a = backend.cast(&a, y.dtype().double())?;
     let (q, r) = backend.thin_qr(&a)?;
-    let q = if cutoff > 0.0 {
-        truncated_basis(backend, q, &r, cutoff)?
+    let q = if cutoff > 0.0 || q.dims()[0] > max_rank {
+        truncated_basis(backend, q, &r, max_rank, cutoff)?
     } else {
         q
     };
@@ -84,7 +88,7 @@ mod tests {
         let y = Tensor::new(vec![4, 3, 1, 2], data).unwrap();
         let cpu = CpuBackend::new(1).unwrap();
         let on_cpu = cpu.upload(&y.clone().into()).unwrap();
-        let eta = orthonormal_basis(&cpu, &on_cpu, 0.0).unwrap();
+        let eta = orthonormal_basis(&cpu, &on_cpu, usize::MAX, 0.0).unwrap();
         let eta = cpu.download(eta).unwrap().to_c64();
         assert_eq!(eta.shape(), &[4, 3, 1, 2]);
         let m = 6;

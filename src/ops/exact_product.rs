@@ -8,9 +8,18 @@ use crate::train::{Stack, Train};
 
 /// The uncompressed product of all layers, with bond = product of the layers' bonds.
 pub fn exact_product(stack: &Stack) -> Result<Train> {
+    exact_product_with(stack, &mut |_| {})
+}
+
+/// [`exact_product`], calling `site_done` with each site as it is contracted (for progress).
+pub fn exact_product_with(stack: &Stack, site_done: &mut dyn FnMut(usize)) -> Result<Train> {
     let cpu = CpuBackend::new(0)?;
     let cores = (0..stack.shape().sites())
-        .map(|site| site_of_product(&cpu, stack, site))
+        .map(|site| {
+            let core = site_of_product(&cpu, stack, site)?;
+            site_done(site);
+            Ok(core)
+        })
         .collect::<Result<_>>()?;
     Train::new(stack.shape().output_kind(), cores)
 }

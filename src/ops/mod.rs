@@ -2,9 +2,11 @@
 
 mod difference;
 mod distance;
+mod distance_cost;
 mod exact_product;
 mod truncate;
 
 pub use distance::{distance, norm};
-pub use exact_product::exact_product;
+pub use distance_cost::DistanceCost;
+pub use exact_product::{exact_product, exact_product_with};
 pub use truncate::{bond_spectra, is_right_canonical, truncate_svd};

@@ -20,7 +20,8 @@ pub struct Budgets {
 impl Budgets {
     /// Budgets with every size left out (`None`) taken from what this machine has now: host
     /// memory 90 % of `MemAvailable`, device memory the host budget, disk 95 % of the free space
-    /// under the scratch directory (`$TMPDIR`, else `/tmp`, when none is given).
+    /// under the scratch directory (`$TMPDIR`, else `/tmp`, when none is given). A scratch
+    /// directory given must be an existing folder.
     pub fn detect(
         device: Option<u64>,
         host: Option<u64>,
@@ -31,6 +32,9 @@ impl Budgets {
             Some(bytes) => bytes,
             None => available_memory()? / 10 * 9,
         };
+        if let Some(dir) = &scratch_dir {
+            crate::io::existing_folder(dir, "scratch folder")?;
+        }
         let scratch_dir = scratch_dir.unwrap_or_else(std::env::temp_dir);
         let disk = match disk {
             Some(bytes) => bytes,

@@ -22,10 +22,11 @@ pub struct ScratchDir {
 }
 
 impl ScratchDir {
-    /// Removes stale scratch directories under `parent`, then makes this run's own: set up and
-    /// locked under a name other runs leave alone, then renamed, so no cleaner sees it unlocked.
+    /// Removes stale scratch directories under `parent` (a folder that must exist), then makes
+    /// this run's own: set up and locked under a name other runs leave alone, then renamed, so
+    /// no cleaner sees it unlocked.
     pub fn create(parent: &Path) -> Result<Self> {
-        std::fs::create_dir_all(parent).map_err(|e| Error::io(parent, e))?;
+        crate::io::existing_folder(parent, "scratch folder")?;
         clean_stale(parent);
         let stamp = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)

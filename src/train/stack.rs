@@ -208,9 +208,36 @@ impl StackShape {
         self.layers.iter().map(|l| l.cores[site]).collect()
     }
 
-    /// Product over layers of the bond right of `site` (the exact product's bond).
-    pub fn exact_bond(&self, site: usize) -> usize {
-        self.layers.iter().map(|l| l.cores[site][1]).product()
+    /// The largest rank the product can have at each cut (between site `j` and `j + 1`): at
+    /// most the product of the physical dimensions on either side, and of the layers' bonds
+    /// there; a cut's rank is also at most its neighbour's times the site between them.
+    pub fn possible_ranks(&self) -> Vec<usize> {
+        let n = self.sites();
+        let phys = |site: usize| {
+            let (up, down) = self.output_phys(site);
+            up.saturating_mul(down)
+        };
+        let bonds = (0..n - 1).map(|cut| {
+            let widths = self.layers.iter().map(|l| l.cores[cut][1]);
+            widths.fold(1, usize::saturating_mul)
+        });
+        let mut ranks: Vec<usize> = bonds.collect();
+        let mut left = 1usize;
+        for (cut, rank) in ranks.iter_mut().enumerate() {
+            left = left.saturating_mul(phys(cut)).min(*rank);
+            *rank = left;
+        }
+        let mut right = 1usize;
+        for (cut, rank) in ranks.iter_mut().enumerate().rev() {
+            right = right.saturating_mul(phys(cut + 1)).min(*rank);
+            *rank = right;
+        }
+        ranks
+    }
+
+    /// The largest rank the product can have at any cut (1 for a single site).
+    pub fn max_rank(&self) -> usize {
+        self.possible_ranks().into_iter().max().unwrap_or(1)
     }
 }
 

@@ -1,0 +1,72 @@
+//! Checks that the folders a run writes into exist: srcflow makes no folder the user named, so a
+//! mistyped path is an error before any work, not a folder created and left behind.
+
+use crate::error::{Error, Result};
+use std::io::ErrorKind;
+use std::path::Path;
+
+/// Checks that `folder` is an existing folder; the error names it as the user's `role` for it
+/// (for example "scratch folder").
+pub fn existing_folder(folder: &Path, role: &str) -> Result<()> {
+    match std::fs::metadata(folder) {
+        Ok(meta) if meta.is_dir() => Ok(()),
+        Ok(_) => Err(refused(
+            folder,
+            ErrorKind::NotADirectory,
+            role,
+            "is a file, not a folder",
+        )),
+        Err(e) if e.kind() == ErrorKind::NotFound => Err(refused(
+            folder,
+            ErrorKind::NotFound,
+            role,
+            "does not exist; srcflow makes no folders: create it first",
+        )),
+        Err(e) => Err(Error::io(folder, e)),
+    }
+}
+
+/// Checks that the folder `path` would be written into exists (the current folder for a bare
+/// name); the error names that folder and `path`'s `role`.
+pub fn existing_parent(path: &Path, role: &str) -> Result<()> {
+    let parent = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    existing_folder(parent, &format!("folder of the {role} {}", path.display()))
+}
+
+/// An I/O error of `kind` at `folder`, saying that the `role` `what`.
+fn refused(folder: &Path, kind: ErrorKind, role: &str, what: &str) -> Error {
+    Error::io(
+        folder,
+        std::io::Error::new(kind, format!("the {role} {what}")),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_missing_or_file_folder_is_refused_by_name() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("file");
+        std::fs::write(&file, "x").unwrap();
+        assert!(existing_folder(dir.path(), "scratch folder").is_ok());
+        let err = existing_folder(&file, "scratch folder")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("file: the scratch folder is a file, not a folder"),
+            "{err}"
+        );
+        let missing = dir.path().join("missing/out");
+        let err = existing_parent(&missing, "output").unwrap_err().to_string();
+        assert!(
+            err.contains("missing: the folder of the output") && err.contains("does not exist"),
+            "{err}"
+        );
+        assert!(existing_parent(Path::new("bare-name"), "trace").is_ok());
+    }
+}
