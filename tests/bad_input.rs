@@ -271,18 +271,14 @@ fn a_scratch_dir_that_is_a_file_or_missing_is_named_and_not_made() {
     let parent = dir.parent().unwrap();
     let out = parent.join("out");
     let out = out.to_str().unwrap();
-    let file = dir.join("manifest.json");
-    let stderr = run_fails_with(
-        &dir,
-        &[
-            "--chi-out",
-            "8",
-            "--out",
-            out,
-            "--scratch-dir",
-            file.to_str().unwrap(),
-        ],
-    );
+    let with_scratch = |scratch: &Path| {
+        let scratch = scratch.to_str().unwrap();
+        run_fails_with(
+            &dir,
+            &["--chi-out", "8", "--out", out, "--scratch-dir", scratch],
+        )
+    };
+    let stderr = with_scratch(&dir.join("manifest.json"));
     assert_mentions(
         &stderr,
         &[
@@ -291,17 +287,7 @@ fn a_scratch_dir_that_is_a_file_or_missing_is_named_and_not_made() {
         ],
     );
     let missing = parent.join("scratch");
-    let stderr = run_fails_with(
-        &dir,
-        &[
-            "--chi-out",
-            "8",
-            "--out",
-            out,
-            "--scratch-dir",
-            missing.to_str().unwrap(),
-        ],
-    );
+    let stderr = with_scratch(&missing);
     assert_mentions(&stderr, &["scratch: the scratch folder does not exist"]);
     assert!(!missing.exists(), "the missing scratch folder was made");
 }
@@ -359,4 +345,42 @@ fn a_successful_run_writes_a_complete_problem_directory() {
         .unwrap();
     let distance: f64 = String::from_utf8_lossy(&d.stdout).trim().parse().unwrap();
     assert!(distance < 1e-12, "distance {distance}");
+}
+
+#[test]
+fn numbers_beyond_the_machine_are_refused_in_one_line_before_any_work() {
+    let (_tmp, dir) = copy_of_fixture();
+    let out = dir.parent().unwrap().join("out");
+    let out = out.to_str().unwrap();
+    let threads = run_fails_with(
+        &dir,
+        &["--chi-out", "8", "--out", out, "--threads", "100000"],
+    );
+    assert_mentions(&threads, &["--threads must be at most", "found 100000"]);
+    let devices = Command::new(env!("CARGO_BIN_EXE_srcflow"))
+        .args(["run", dir.to_str().unwrap(), "--chi-out", "8", "--out", out])
+        .args(["--devices", "100000"])
+        .output()
+        .unwrap();
+    assert_eq!(devices.status.code(), Some(2), "a flag clap refuses");
+    let said = String::from_utf8_lossy(&devices.stderr);
+    assert_mentions(&said, &["--devices", "more than 1024 devices"]);
+    let gen = Command::new(env!("CARGO_BIN_EXE_srcflow"))
+        .args(["gen", "random", out, "--sites", "18446744073709551615"])
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&gen.stderr);
+    assert_eq!(gen.status.code(), Some(1), "{said}");
+    assert_mentions(&said, &["sites 18446744073709551615", "more than the"]);
+    assert_eq!(said.lines().count(), 1, "{said}");
+    let huge = Command::new(env!("CARGO_BIN_EXE_srcflow"))
+        .args(["run", dir.to_str().unwrap(), "--out", out])
+        .args(["--chi-out", "18446744073709551615"])
+        .output()
+        .unwrap();
+    assert!(
+        huge.status.success(),
+        "{}",
+        String::from_utf8_lossy(&huge.stderr)
+    );
 }

@@ -6,7 +6,8 @@ mod common;
 use common::{srcflow, stderr};
 use srcflow::gen::{generate, random_mpo, random_mps, ProblemKind, ProblemSpec};
 use srcflow::graph::GraphOptions;
-use srcflow::ops::{distance, exact_product};
+use srcflow::ops::{distance, exact_product, is_right_canonical};
+use srcflow::tensor::DType;
 use srcflow::{Engine, Layer, Options, Stack, Train};
 
 /// The stack of `trains`, top first.
@@ -229,4 +230,98 @@ fn the_cli_plans_and_runs_a_huge_chi_out_as_its_cap_and_says_so() {
         d <= 1e-12,
         "the written output differs from the in-memory one by {d:e}"
     );
+}
+
+/// Checks that `out` keeps every bond within `bounds`, is right-canonical and is within `tol`
+/// of `exact`.
+fn assert_trimmed(what: &str, out: &Train, bounds: &[usize], exact: &Train, tol: f64) {
+    let within = out.bonds().iter().zip(bounds).all(|(b, bound)| b <= bound);
+    assert!(within, "{what}: bonds {:?}, bounds {bounds:?}", out.bonds());
+    assert!(
+        is_right_canonical(out, tol.max(1e-12)),
+        "{what}: not right-canonical"
+    );
+    let d = distance(out, exact).unwrap();
+    assert!(d <= tol, "{what}: distance {d:e} to the exact product");
+}
+
+#[test]
+fn the_trim_holds_with_a_cutoff_two_devices_single_precision_and_a_bra_stack() {
+    let (_, stack) = stacks().swap_remove(0);
+    let (bounds, exact) = (rank_bounds(&stack), exact_product(&stack).unwrap());
+    let with = |change: &dyn Fn(&mut Options)| {
+        let mut options = options(64, 1.0);
+        change(&mut options);
+        run(&stack, options)
+    };
+    let cutoff = with(&|o| o.graph.cutoff = 1e-13);
+    assert_trimmed("cutoff", &cutoff, &bounds, &exact, 1e-12);
+    let devices = with(&|o| {
+        o.graph.devices = 2;
+        o.threads = 2;
+    });
+    assert_trimmed("two devices", &devices, &bounds, &exact, 1e-12);
+    let single = with(&|o| o.graph.dtype = Some(DType::Complex64));
+    assert_trimmed("complex64", &single, &bounds, &exact, 1e-5);
+    let bra = stack_of_bra();
+    let bra_out = run(&bra, options(64, 1.0));
+    let bra_exact = exact_product(&bra).unwrap();
+    assert_trimmed("bra stack", &bra_out, &rank_bounds(&bra), &bra_exact, 1e-12);
+}
+
+#[test]
+fn the_trim_holds_out_of_core() {
+    let stack = common::problem();
+    let scratch = tempfile::tempdir().unwrap();
+    let options = common::options(None);
+    let (device, host) = common::budgets_for_every_tier_of(options, &stack, scratch.path());
+    let engine = common::engine_for(options, device, host, scratch.path(), Default::default());
+    let spilled = engine.run(&stack).unwrap();
+    assert!(
+        spilled.report.peak_bytes.disk > 0,
+        "environments went to disk"
+    );
+    let in_memory = run(&stack, options);
+    assert_eq!(spilled.output.bonds()[..5], [2, 4, 8, 16, 32]);
+    let bounds = rank_bounds(&stack);
+    assert_trimmed("out of core", &spilled.output, &bounds, &in_memory, 1e-12);
+    common::assert_empty(scratch.path());
+}
+
+/// A bra stack: an MPS φ (bond 8) first, then an MPO, on 6 sites.
+fn stack_of_bra() -> Stack {
+    let phi = random_mps(6, 2, 8, 0.5, 11);
+    let a = random_mpo(6, 2, 2, 3, 0.5, 12);
+    Stack::of_trains(&[&phi, &a]).unwrap()
+}
+
+#[test]
+fn an_oversampled_run_rounds_the_left_edge_within_the_bounds() {
+    let (_, stack) = stacks().swap_remove(0);
+    let bounds = rank_bounds(&stack);
+    let out = run(&stack, options(5, 1.5));
+    let expected: Vec<usize> = bounds.iter().map(|&b| b.min(5)).collect();
+    assert_eq!(
+        out.bonds(),
+        expected,
+        "rounded to min(χ̄, bound) at every cut"
+    );
+}
+
+#[test]
+fn a_budgeted_plan_for_a_huge_chi_out_is_the_plan_for_its_cap() {
+    let stack = common::problem();
+    let cap = *rank_bounds(&stack).iter().max().unwrap();
+    let scratch = tempfile::tempdir().unwrap();
+    let (device, host) =
+        common::budgets_for_every_tier_of(Options::new(cap), &stack, scratch.path());
+    let plan = |chi| {
+        let tiering = Default::default();
+        let engine = common::engine_for(Options::new(chi), device, host, scratch.path(), tiering);
+        let plan = common::plan_of(&engine, &stack);
+        (plan.batch_cols, plan.tiers.clone(), plan.process_peak)
+    };
+    let planned = plan(cap);
+    assert!(planned.1.contains(&srcflow::Tier::Disk), "{planned:?}");
+    assert_eq!(plan(1_000_000), planned);
 }

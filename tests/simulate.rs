@@ -94,9 +94,12 @@ fn simulate_and_calibrate_on_the_command_line() {
     assert!(calibrated.status.success(), "{}", stderr(&calibrated));
     let model = tmp.path().join("machine-model.json");
     let said = String::from_utf8_lossy(&calibrated.stdout);
-    assert!(
-        said.contains(&format!("written to {}", model.display())),
-        "{said}"
+    let line = said.lines().find_map(|l| l.strip_prefix("written to "));
+    let written = std::path::PathBuf::from(line.unwrap_or_else(|| panic!("{said}")));
+    assert!(written.is_absolute(), "{said}");
+    assert_eq!(
+        std::fs::canonicalize(&written).unwrap(),
+        std::fs::canonicalize(&model).unwrap()
     );
     let leftovers = std::fs::read_dir(tmp.path()).unwrap().count();
     assert_eq!(leftovers, 1, "only the model is left");

@@ -17,7 +17,8 @@ class Resources:
         gpu_memory: Device memory per device, a byte count or a size string ("36GB",
             "36GiB"). On the CPU backend it is the simulated device's budget.
         host_memory: Host memory the run may use (default: 90 % of MemAvailable).
-        scratch_dir: Where environments that fit in neither budget go (default: $TMPDIR).
+        scratch_dir: Where environments that fit in neither budget go (default: $TMPDIR);
+            a folder that must exist (srcflow makes no folder it is given).
         devices: A count n (the first n devices) or a sequence of distinct device ids.
     """
 

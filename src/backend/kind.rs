@@ -55,8 +55,24 @@ impl BackendKind {
     /// CPU backends for `devices` devices sharing `threads` threads (0: one per core), each
     /// with its share (at least one).
     pub fn cpu_backends(devices: usize, threads: usize) -> Result<Vec<Box<dyn Backend>>> {
+        let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let most = cpus.saturating_mul(THREADS_PER_CPU);
+        for (setting, count, what) in [
+            ("`Options::threads`", threads, "threads"),
+            (
+                "`GraphOptions::devices`",
+                devices,
+                "devices (worker groups of at least one thread)",
+            ),
+        ] {
+            if count > most {
+                return Err(Error::Invalid(format!(
+                    "{setting} must be at most {most} on the CPU backend ({THREADS_PER_CPU} per logical CPU of this machine's {cpus}: more only add overhead), found {count} {what}"
+                )));
+            }
+        }
         let threads = match threads {
-            0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
+            0 => cpus,
             t => t,
         };
         (0..devices)
@@ -67,6 +83,10 @@ impl BackendKind {
             .collect()
     }
 }
+
+/// Kernel threads (and CPU devices) a run may have per logical CPU: a few over one lets a
+/// laptop try several devices; thousands only add the time to start them.
+const THREADS_PER_CPU: usize = 4;
 
 impl fmt::Display for BackendKind {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

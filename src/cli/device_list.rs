@@ -3,6 +3,10 @@
 use srcflow::Error;
 use std::str::FromStr;
 
+/// The most devices one run may share its sweep between (a node has a handful of GPUs; the
+/// CPU backend allows a few worker groups per core).
+const MOST_DEVICES: usize = 1024;
+
 /// The devices a run shares its sweep between.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum DeviceList {
@@ -43,11 +47,11 @@ impl FromStr for DeviceList {
             ))
         };
         if !text.contains(',') {
-            return text
-                .trim()
-                .parse()
-                .map(DeviceList::Count)
-                .map_err(|_| bad("not a count"));
+            let count: usize = text.trim().parse().map_err(|_| bad("not a count"))?;
+            if count > MOST_DEVICES {
+                return Err(bad(&format!("more than {MOST_DEVICES} devices")));
+            }
+            return Ok(DeviceList::Count(count));
         }
         let mut ids: Vec<usize> = Vec::new();
         for part in text.split(',').map(str::trim).filter(|p| !p.is_empty()) {

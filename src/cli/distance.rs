@@ -40,7 +40,7 @@ pub fn run(args: DistanceArgs) -> Result<()> {
         let cost = DistanceCost::of(dirs[0].shape(), dirs[1].shape());
         let named: Vec<String> = stacks.iter().map(|p| p.display().to_string()).collect();
         let what = format!(
-            "the exact product of {} (bonds up to {}, {} of cores, about {:.0} GFLOP in all)",
+            "the exact product of {}; comparing needs bonds up to {}, {} of cores and about {:.0} GFLOP in all",
             named.join(" and of "),
             cost.max_bond,
             ByteSize(cost.bytes),
@@ -48,9 +48,9 @@ pub fn run(args: DistanceArgs) -> Result<()> {
         );
         if !args.exact && (cost.flops > MOST_FLOPS || cost.bytes > MOST_BYTES) {
             return Err(Error::Invalid(format!(
-                "comparing takes {what}: pass --exact to contract it anyway, or compare two \
-                 runs instead (srcflow distance RUN REFERENCE_RUN, the reference run at a \
-                 larger --chi-out)"
+                "this would contract {what}: pass --exact to go ahead, or compare two runs \
+                 instead (srcflow distance RUN REFERENCE_RUN, the reference run at a larger \
+                 --chi-out)"
             )));
         }
         eprintln!("srcflow: contracting {what}");

@@ -2,7 +2,7 @@
 //! user of the library sets it (`` `GraphOptions::chi_out` ``); the CLI says the flag instead.
 
 /// Each setting a library error may name, with the flag that sets it.
-const FLAGS: [(&str, &str); 14] = [
+const FLAGS: [(&str, &str); 15] = [
     ("`GraphOptions::chi_out`", "--chi-out"),
     ("`GraphOptions::batch_cols`", "--batch-cols"),
     ("`GraphOptions::cutoff`", "--cutoff"),
@@ -17,6 +17,7 @@ const FLAGS: [(&str, &str); 14] = [
     ("`Budgets::disk`", "--disk-space"),
     ("`ProblemDir::conjugating_bra`", "--conj"),
     ("`Tiering::prefetch`", "--prefetch"),
+    ("`Options::threads`", "--threads"),
 ];
 
 /// `message` with every setting it names replaced by its flag.

@@ -2,6 +2,8 @@
 
 mod budget_args;
 mod calibrate;
+#[cfg(test)]
+mod command_line_fuzz;
 mod ctrl_c;
 mod default_run;
 mod device_args;
@@ -26,7 +28,12 @@ use std::process::ExitCode;
 ///
 /// With no subcommand, runs a built-in problem end to end and prints a report.
 #[derive(Parser)]
-#[command(name = "srcflow", version, about)]
+#[command(
+    name = "srcflow",
+    version,
+    about,
+    args_conflicts_with_subcommands = true
+)]
 struct Cli {
     #[command(subcommand)]
     command: Option<Command>,
@@ -68,7 +75,7 @@ pub struct ReportStyle {
     json: bool,
     /// Also print the engine's internals: pass times, busy time per kernel, where the
     /// environments lived, stalls, lanes and memory blocks.
-    #[arg(long, short)]
+    #[arg(long, short, conflicts_with = "json")]
     verbose: bool,
 }
 
@@ -87,20 +94,7 @@ fn print_report(report: &srcflow::Report, style: ReportStyle) {
 
 /// Parses the command line, runs it, and turns errors into a message and exit code 1.
 pub fn main() -> ExitCode {
-    let cli = Cli::parse();
-    let outcome = match cli.command {
-        None => default_run::run(cli.verbose),
-        Some(Command::Run(args)) => run::run(args),
-        Some(Command::Gen(args)) => gen::run(args),
-        Some(Command::Distance(args)) => distance::run(args),
-        Some(Command::Svd(args)) => svd::run(args),
-        Some(Command::Graph(args)) => graph::run(args),
-        Some(Command::Plan(args)) => plan::run(args),
-        Some(Command::Report(args)) => report::run(args),
-        Some(Command::Simulate(args)) => simulate::run(args),
-        Some(Command::Calibrate(args)) => calibrate::run(args),
-    };
-    match outcome {
+    match dispatch(Cli::parse()) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!(
@@ -112,5 +106,21 @@ pub fn main() -> ExitCode {
                 _ => ExitCode::FAILURE,
             }
         }
+    }
+}
+
+/// Runs the command `cli` names.
+fn dispatch(cli: Cli) -> srcflow::Result<()> {
+    match cli.command {
+        None => default_run::run(cli.verbose),
+        Some(Command::Run(args)) => run::run(args),
+        Some(Command::Gen(args)) => gen::run(args),
+        Some(Command::Distance(args)) => distance::run(args),
+        Some(Command::Svd(args)) => svd::run(args),
+        Some(Command::Graph(args)) => graph::run(args),
+        Some(Command::Plan(args)) => plan::run(args),
+        Some(Command::Report(args)) => report::run(args),
+        Some(Command::Simulate(args)) => simulate::run(args),
+        Some(Command::Calibrate(args)) => calibrate::run(args),
     }
 }

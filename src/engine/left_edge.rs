@@ -11,7 +11,7 @@
 //! not) and raised its error against the exact product by 7 parts per million.
 
 use super::CoreSink;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::tensor::matrix::{product, thin_qr_row_major, view};
 use crate::tensor::{AnyTensor, Tensor, C64};
 use std::sync::Mutex;
@@ -21,8 +21,16 @@ use std::sync::Mutex;
 pub(crate) struct LeftEdgeSink<'a> {
     inner: &'a dyn CoreSink,
     last: usize,
-    /// How many held sites have come, and the bonds of the trimmed cores once written.
-    state: Mutex<(usize, Vec<usize>)>,
+    /// What it knows of its held sites.
+    state: Mutex<Held>,
+}
+
+/// What a [`LeftEdgeSink`] knows of its held sites.
+struct Held {
+    /// Which held sites have come.
+    arrived: Vec<bool>,
+    /// The bonds of the trimmed cores, once written.
+    bonds: Vec<usize>,
 }
 
 impl<'a> LeftEdgeSink<'a> {
@@ -31,26 +39,33 @@ impl<'a> LeftEdgeSink<'a> {
         LeftEdgeSink {
             inner,
             last,
-            state: Mutex::new((0, Vec::new())),
+            state: Mutex::new(Held {
+                arrived: vec![false; last + 1],
+                bonds: Vec::new(),
+            }),
         }
     }
 
     /// Sets the bonds of the trimmed cuts in `bonds` (one per cut, as written before the trim).
     pub fn correct(&self, bonds: &mut [usize]) {
         let state = self.state.lock().unwrap_or_else(|e| e.into_inner());
-        for (bond, &trimmed) in bonds.iter_mut().zip(&state.1) {
+        for (bond, &trimmed) in bonds.iter_mut().zip(&state.bonds) {
             *bond = trimmed;
         }
     }
 
     /// Trims the held cores and writes them to the inner sink; returns the trimmed bonds.
+    ///
+    /// The QR sweep's left-orthonormal cores stay in memory for the LQ sweep: trimmed, each
+    /// has at most (phys · the bond to its left)² elements, and those bonds stay below the
+    /// sketch width, so each is at most phys times a core of the sweep.
     fn trim(&self) -> Result<Vec<usize>> {
         let mut carry = (vec![C64::new(1.0, 0.0)], 1);
+        let mut orthonormal = Vec::with_capacity(self.last);
         for site in 0..self.last {
             let held = self.inner.take_draft(site)?;
             let (core, next) = absorb_and_split(carry, basis_form(&held), true);
-            self.inner
-                .keep_draft(site, train_form(core, held.dtype()))?;
+            orthonormal.push(core);
             carry = next;
         }
         let held = self.inner.take_draft(self.last)?;
@@ -61,7 +76,10 @@ impl<'a> LeftEdgeSink<'a> {
             let (left, kept) = lq(&core);
             bonds[site - 1] = kept.shape()[0];
             self.inner.write(site, train_form(kept, dtype))?;
-            core = times_on_right(&basis_form(&self.inner.take_draft(site - 1)?), &left);
+            let previous = orthonormal
+                .pop()
+                .expect("one core per site left of the last");
+            core = times_on_right(&previous, &left);
         }
         self.inner.write(0, train_form(core, dtype))?;
         Ok(bonds)
@@ -73,11 +91,15 @@ impl CoreSink for LeftEdgeSink<'_> {
         if site > self.last {
             return self.inner.write(site, core);
         }
-        self.inner.keep_draft(site, core)?;
         let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
-        state.0 += 1;
-        if state.0 == self.last + 1 {
-            state.1 = self.trim()?;
+        if std::mem::replace(&mut state.arrived[site], true) {
+            return Err(Error::Invalid(format!(
+                "output site {site} was written twice"
+            )));
+        }
+        self.inner.keep_draft(site, core)?;
+        if state.arrived.iter().all(|&arrived| arrived) {
+            state.bonds = self.trim()?;
         }
         Ok(())
     }

@@ -151,7 +151,8 @@ impl Engine {
                 shared_memory,
             })
         };
-        let windows = self.tiering.prefetch.windows_to_try();
+        let steps = 2 * stack.sites();
+        let windows = self.tiering.prefetch.windows_to_try(steps);
         let mut refusal = None;
         for &window in &windows {
             match plan_with(window) {

@@ -21,7 +21,7 @@ pub struct Report {
     pub chi_out: usize,
     /// The χ̄ asked for, when it was above the largest rank the product can have.
     pub chi_out_asked: Option<usize>,
-    /// Sketch columns (⌈oversample · χ̄⌉).
+    /// Sketch columns: ⌈oversample · χ̄⌉, at most the largest rank the product can have.
     pub sketch: usize,
     /// Output bonds, one per cut: as written (real runs) or their caps (simulations).
     pub out_bonds: Vec<usize>,

@@ -9,8 +9,9 @@ use std::sync::Mutex;
 pub trait CoreSink: Sync {
     /// Takes the output core of `site`.
     fn write(&self, site: usize, core: AnyTensor) -> Result<()>;
-    /// Keeps a draft of the core of `site` (oversampled, before rounding) until
-    /// [`CoreSink::take_draft`] asks for it.
+    /// Keeps a draft of the core of `site` until [`CoreSink::take_draft`] asks for it: an
+    /// oversampled core before rounding, or a core of the left edge before its trim (every
+    /// run with a bond above what its left side allows uses drafts).
     fn keep_draft(&self, site: usize, core: AnyTensor) -> Result<()>;
     /// Gives back the draft kept for `site`.
     fn take_draft(&self, site: usize) -> Result<AnyTensor>;

@@ -2,6 +2,7 @@
 
 mod problem;
 mod random;
+mod size_check;
 mod trotter;
 
 pub use problem::{generate, ProblemKind, ProblemSpec};

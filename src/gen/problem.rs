@@ -69,12 +69,7 @@ impl ProblemKind {
 
 /// Builds the stack of a generated problem.
 pub fn generate(kind: ProblemKind, spec: &ProblemSpec) -> Result<Stack> {
-    if spec.sites < 2 || spec.phys == 0 || spec.bond == 0 || spec.mpo_bond == 0 || spec.depth == 0 {
-        return Err(Error::Invalid(format!(
-            "problem sizes must be positive with at least 2 sites, found sites {}, phys {}, bond {}, mpo bond {}, depth {}",
-            spec.sites, spec.phys, spec.bond, spec.mpo_bond, spec.depth
-        )));
-    }
+    spec.check(kind)?;
     let s = spec;
     let psi = || Layer {
         name: "psi".into(),

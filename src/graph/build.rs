@@ -19,7 +19,7 @@ impl SweepGraph {
         options.check()?;
         let dtype = options.dtype_for(stack)?;
         let max_rank = stack.max_rank();
-        let sketch = options.sketch().min(max_rank);
+        let sketch = options.sketch_for(stack);
         let batch = options.batch_cols.unwrap_or(sketch).min(sketch);
         let mut graph = SweepGraph {
             graph: StableDiGraph::new(),
@@ -29,7 +29,7 @@ impl SweepGraph {
             sketch,
             cutoff: options.cutoff,
             dtype,
-            out_bonds: output_bonds(stack, sketch),
+            out_bonds: stack.sweep_bonds(sketch),
             devices: if stack.sites() == 2 {
                 1
             } else {
@@ -125,43 +125,6 @@ impl SweepGraph {
         };
         flops(true) < flops(false)
     }
-}
-
-/// Output bonds of a sweep `width` columns wide, right to left: the bond left of site j is
-/// min(width, phys_j · bond right of j, the product of the layers' bonds there). Near the left
-/// end a bond can still exceed the physical dimensions to its left; the output is trimmed there
-/// after the sweep ([`final_bonds`]).
-pub(super) fn output_bonds(stack: &StackShape, width: usize) -> Vec<usize> {
-    let n = stack.sites();
-    let mut bonds = vec![0; n - 1];
-    let mut right = 1usize;
-    for site in (1..n).rev() {
-        let inputs = stack.layers.iter().map(|l| l.cores[site - 1][1]);
-        let input_bonds = inputs.fold(1, usize::saturating_mul);
-        right = width
-            .min(phys(stack, site).saturating_mul(right))
-            .min(input_bonds);
-        bonds[site - 1] = right;
-    }
-    bonds
-}
-
-/// The output's bonds once its left edge is trimmed (or rounded): [`output_bonds`] of `width`,
-/// each at most the bond to its left times the physical dimension between them.
-pub(super) fn final_bonds(stack: &StackShape, width: usize) -> Vec<usize> {
-    let mut bonds = output_bonds(stack, width);
-    let mut left = 1usize;
-    for (cut, bond) in bonds.iter_mut().enumerate() {
-        left = left.saturating_mul(phys(stack, cut)).min(*bond);
-        *bond = left;
-    }
-    bonds
-}
-
-/// The product's physical dimension at `site` (`up · down`).
-fn phys(stack: &StackShape, site: usize) -> usize {
-    let (up, down) = stack.output_phys(site);
-    up.saturating_mul(down)
 }
 
 /// Adds an edge from every producer of each input (the blocks of a batched project task each

@@ -22,8 +22,8 @@ pub trait KernelValues<V> {
     fn conj(&self, value: &V) -> Result<V>;
     /// Sketch blocks joined along their first (column) axis.
     fn join_cols(&self, blocks: &[V]) -> Result<V>;
-    /// The orthonormal basis η `[r, Up, Down, OutRight]` of a sketch `[Col, Up, Down, OutRight]`
-    /// from its first `max_rank` columns at most ([`kernels::orthonormal_basis`]).
+    /// The orthonormal basis η `[r, Up, Down, OutRight]` of a sketch `[Col, Up, Down, OutRight]`,
+    /// of at most `max_rank` leading directions ([`kernels::orthonormal_basis`]).
     fn orthonormal_basis(
         &self,
         y: &V,

@@ -50,7 +50,8 @@ pub struct SweepGraph {
     /// The element type every task computes in.
     #[serde(default)]
     pub dtype: DType,
-    /// Output bond between site `j` and `j + 1`, for every cut.
+    /// Output bond between site `j` and `j + 1`, for every cut, as the sweep writes it
+    /// (before the left-edge trim, [`SweepGraph::left_edge`]).
     pub out_bonds: Vec<usize>,
     /// Devices the sweep is shared between.
     #[serde(default = "one_device")]
@@ -135,13 +136,14 @@ impl SweepGraph {
     /// The output's bonds after any rounding and the trim of its left edge, per cut: at most
     /// χ̄, the physical dimensions on either side and the product of the input bonds.
     pub fn bond_caps(&self) -> Vec<usize> {
-        build::final_bonds(&self.stack, self.chi_out)
+        self.stack.trimmed_bonds(self.chi_out)
     }
 
     /// The last site whose core the left-edge trim rewrites (`None`: the output as written
-    /// has no bond above what its left side allows, or a rounding sweep trims it).
+    /// has no bond above what its left side allows, a rounding sweep trims it, or the exact
+    /// two-site path made it).
     pub fn left_edge(&self) -> Option<usize> {
-        let trimmed = build::final_bonds(&self.stack, self.sketch);
+        let trimmed = self.stack.trimmed_bonds(self.sketch);
         let last_cut = (0..self.out_bonds.len())
             .rev()
             .find(|&cut| self.out_bonds[cut] > trimmed[cut]);

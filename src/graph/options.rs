@@ -95,7 +95,13 @@ impl GraphOptions {
         }
     }
 
-    /// Number of sketch columns: `⌈oversample · χ̄⌉`.
+    /// Number of sketch columns for `stack`: [`Self::sketch`], at most the largest rank the
+    /// product can have at any cut (wider sketches find nothing more).
+    pub fn sketch_for(&self, stack: &StackShape) -> usize {
+        self.sketch().min(stack.max_rank())
+    }
+
+    /// Number of sketch columns asked for: `⌈oversample · χ̄⌉`.
     pub fn sketch(&self) -> usize {
         let columns = (self.oversample * self.chi_out as f64).ceil();
         (columns as usize).max(self.chi_out)

@@ -50,7 +50,7 @@ impl Budgets {
 }
 
 /// `MemAvailable` from `/proc/meminfo`, in bytes.
-fn available_memory() -> Result<u64> {
+pub(crate) fn available_memory() -> Result<u64> {
     let path = Path::new("/proc/meminfo");
     let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
     text.lines()

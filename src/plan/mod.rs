@@ -4,6 +4,7 @@ mod budget;
 mod memory;
 mod planner;
 
+pub(crate) use budget::available_memory;
 pub use budget::Budgets;
 pub use memory::Peak;
 pub(crate) use memory::{Drift, MemoryProfile, Spare, PROCESS_BASELINE};

@@ -60,7 +60,7 @@ impl Plan {
 /// what the wider one needed, what does not fit is not the batch (a 2000-column sketch on 50
 /// sites would otherwise be planned down to one column, in a graph of a million tasks).
 pub fn plan(request: &PlanRequest) -> Result<(Plan, SweepGraph)> {
-    let sketch = request.graph.sketch().max(1);
+    let sketch = request.graph.sketch_for(request.stack).max(1);
     let widest = sketch.div_ceil(request.graph.devices.clamp(1, sketch));
     let candidates: Vec<usize> = match request.graph.batch_cols {
         Some(batch) => vec![batch],

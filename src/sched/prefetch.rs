@@ -35,10 +35,11 @@ pub trait PrefetchPolicy: Send + Sync + fmt::Debug {
     fn start_in(&self, view: &FetchView) -> Option<f64>;
     /// How many steps ahead of compute it may fetch into memory the planner reserves for it.
     fn window_steps(&self) -> usize;
-    /// The windows a plan may reserve memory for, widest first (the planner keeps the first
-    /// that fits the budgets); by default only its own.
-    fn windows_to_try(&self) -> Vec<usize> {
-        vec![self.window_steps()]
+    /// The windows a plan may reserve memory for, widest first and none wider than `most`
+    /// (a sweep's steps: a wider window reserves no more); the planner keeps the first that
+    /// fits the budgets. By default only its own.
+    fn windows_to_try(&self, most: usize) -> Vec<usize> {
+        vec![self.window_steps().min(most)]
     }
     /// The policy with its window narrowed to at most `steps`, the one the plan kept (`None`:
     /// it keeps its own window).
@@ -102,10 +103,10 @@ impl PrefetchPolicy for Prefetch {
 
     /// The bandwidth-aware policy narrows its window when a wider one does not fit the budgets
     /// (prefetches then use only the memory the plan leaves free); the others keep theirs.
-    fn windows_to_try(&self) -> Vec<usize> {
+    fn windows_to_try(&self, most: usize) -> Vec<usize> {
         match *self {
-            Prefetch::BandwidthAware { window, .. } => (0..=window).rev().collect(),
-            _ => vec![self.window_steps()],
+            Prefetch::BandwidthAware { window, .. } => (0..=window.min(most)).rev().collect(),
+            _ => vec![self.window_steps().min(most)],
         }
     }
 

@@ -32,6 +32,24 @@ impl FromStr for DiskRates {
     type Err = Error;
 
     fn from_str(text: &str) -> Result<Self> {
+        let rates = DiskRates::parse(text)?;
+        for rate in [rates.read, rates.write].into_iter().flatten() {
+            if rate.0 < SLOWEST.0 {
+                return Err(Error::Invalid(format!(
+                    "disk rate {rate} in '{text}' is below {SLOWEST}: a run spilling to so slow a disk would not finish"
+                )));
+            }
+        }
+        Ok(rates)
+    }
+}
+
+/// The slowest disk rate a run accepts.
+const SLOWEST: Bandwidth = Bandwidth(1e6);
+
+impl DiskRates {
+    /// Reads `text` as both lanes' rate, or as `read=` and `write=` rates.
+    fn parse(text: &str) -> Result<Self> {
         if !text.contains('=') {
             return text.parse().map(DiskRates::both);
         }

@@ -208,36 +208,49 @@ impl StackShape {
         self.layers.iter().map(|l| l.cores[site]).collect()
     }
 
-    /// The largest rank the product can have at each cut (between site `j` and `j + 1`): at
-    /// most the product of the physical dimensions on either side, and of the layers' bonds
-    /// there; a cut's rank is also at most its neighbour's times the site between them.
-    pub fn possible_ranks(&self) -> Vec<usize> {
+    /// The product's physical dimension at `site` (`up · down`).
+    pub fn phys(&self, site: usize) -> usize {
+        let (up, down) = self.output_phys(site);
+        up.saturating_mul(down)
+    }
+
+    /// The bonds an SRC sweep `width` columns wide gives the output, one per cut, right to
+    /// left: the bond left of site j is min(width, phys_j · the bond right of j, the product
+    /// of the layers' bonds there).
+    pub fn sweep_bonds(&self, width: usize) -> Vec<usize> {
         let n = self.sites();
-        let phys = |site: usize| {
-            let (up, down) = self.output_phys(site);
-            up.saturating_mul(down)
-        };
-        let bonds = (0..n - 1).map(|cut| {
-            let widths = self.layers.iter().map(|l| l.cores[cut][1]);
-            widths.fold(1, usize::saturating_mul)
-        });
-        let mut ranks: Vec<usize> = bonds.collect();
-        let mut left = 1usize;
-        for (cut, rank) in ranks.iter_mut().enumerate() {
-            left = left.saturating_mul(phys(cut)).min(*rank);
-            *rank = left;
-        }
+        let mut bonds = vec![0; n - 1];
         let mut right = 1usize;
-        for (cut, rank) in ranks.iter_mut().enumerate().rev() {
-            right = right.saturating_mul(phys(cut + 1)).min(*rank);
-            *rank = right;
+        for site in (1..n).rev() {
+            let inputs = self.layers.iter().map(|l| l.cores[site - 1][1]);
+            let input_bonds = inputs.fold(1, usize::saturating_mul);
+            right = width
+                .min(self.phys(site).saturating_mul(right))
+                .min(input_bonds);
+            bonds[site - 1] = right;
         }
-        ranks
+        bonds
+    }
+
+    /// The output's bonds once its left edge is trimmed (or rounded): [`Self::sweep_bonds`],
+    /// each at most the bond to its left times the physical dimension between them. With
+    /// `width` unbounded, the largest rank the product can have at each cut.
+    pub fn trimmed_bonds(&self, width: usize) -> Vec<usize> {
+        let mut bonds = self.sweep_bonds(width);
+        let mut left = 1usize;
+        for (cut, bond) in bonds.iter_mut().enumerate() {
+            left = left.saturating_mul(self.phys(cut)).min(*bond);
+            *bond = left;
+        }
+        bonds
     }
 
     /// The largest rank the product can have at any cut (1 for a single site).
     pub fn max_rank(&self) -> usize {
-        self.possible_ranks().into_iter().max().unwrap_or(1)
+        self.trimmed_bonds(usize::MAX)
+            .into_iter()
+            .max()
+            .unwrap_or(1)
     }
 }
 
