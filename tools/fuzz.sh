@@ -3,20 +3,21 @@
 # sizes, rates, policies and faults, graph JSON) with random and mutated input, then the whole
 # command line (every subcommand with flag values at their types' extremes, run in-process on a
 # small problem), for a bounded time; prints how many inputs each target tried. Fails on the
-# first panic, with its input.
+# first panic, with its input. It builds the `fuzz` profile (release with overflow checks and
+# debug assertions, so an overflow panics instead of wrapping).
 #
 #   tools/fuzz.sh                      # 100000 inputs per target, at most 30 minutes
 #   CASES=5000 LIMIT=120 tools/fuzz.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cases="${CASES:-100000}" limit="${LIMIT:-1800}"
-cargo build --release --tests --quiet
+cargo build --profile fuzz --tests --quiet
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 status=0
 SRCFLOW_FUZZ_CASES="$cases" timeout "$limit" bash -c '
-    cargo test --release --quiet --test fuzz_readers -- --nocapture --test-threads 1 &&
-    cargo test --release --quiet --bin srcflow command_line_fuzz -- --nocapture --test-threads 1' \
+    cargo test --profile fuzz --quiet --test fuzz_readers -- --nocapture --test-threads 1 &&
+    cargo test --profile fuzz --quiet --bin srcflow command_line_fuzz -- --nocapture --test-threads 1' \
     >"$log" 2>&1 || status=$?
 grep -oE "fuzz target .*|.*panicked.*|minimal failing input.*" "$log" || true
 [ "$status" -eq 124 ] && echo "stopped after $limit s"

@@ -84,9 +84,9 @@ impl BackendKind {
     }
 }
 
-/// Kernel threads (and CPU devices) a run may have per logical CPU: a few over one lets a
-/// laptop try several devices; thousands only add the time to start them.
-const THREADS_PER_CPU: usize = 4;
+/// Kernel threads (and CPU devices) a run may have per logical CPU: more than one lets a
+/// laptop try, plan and simulate several devices; thousands only add the time to start them.
+const THREADS_PER_CPU: usize = 16;
 
 impl fmt::Display for BackendKind {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

@@ -23,6 +23,7 @@ pub struct CalibrateArgs {
 /// Runs `srcflow calibrate`.
 pub fn run(args: CalibrateArgs) -> Result<()> {
     existing_parent(&args.out, "model")?;
+    srcflow::backend::BackendKind::cpu_backends(1, args.threads)?;
     let model = calibrate(&args.scratch_dir, args.threads)?;
     model.write(&args.out)?;
     println!(

@@ -10,6 +10,7 @@ use proptest::prelude::*;
 use proptest::sample::select;
 use proptest::test_runner::{Config, TestRunner};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// Counts at their type's extremes and a few small ones.
 const COUNTS: &[&str] = &[
@@ -121,9 +122,9 @@ const PROBLEM_FLAGS: &[(&str, &[&str])] = &[
         "--inject-disk-error",
         &["enospc", "eio:0", "enospc:18446744073709551615"],
     ),
-    ("--seed", COUNTS),
-    ("--threads", COUNTS),
 ];
+/// The flags only `srcflow run` takes.
+const RUN_FLAGS: &[(&str, &[&str])] = &[("--seed", COUNTS), ("--threads", COUNTS)];
 /// Every flag of `srcflow gen`, with the values it may get.
 const GEN_FLAGS: &[(&str, &[&str])] = &[
     ("--sites", COUNTS),
@@ -146,28 +147,31 @@ fn cases() -> u32 {
         .unwrap_or(300)
 }
 
-/// Up to four flags of `flags`, each with one of its values, as arguments.
+/// Up to four flags of `flags`, each with one of its values, as `--flag=value` arguments (so
+/// that negative values reach the flag's parser).
 fn some_flags(
     flags: &'static [(&'static str, &'static [&'static str])],
 ) -> BoxedStrategy<Vec<String>> {
     let flag = select(flags).prop_flat_map(|(name, values)| {
-        select(values).prop_map(move |value| vec![name.to_string(), value.to_string()])
+        select(values).prop_map(move |value| format!("{name}={value}"))
     });
-    proptest::collection::vec(flag, 0..=4)
-        .prop_map(|flags| flags.concat())
-        .boxed()
+    proptest::collection::vec(flag, 0..=4).boxed()
 }
 
-/// Runs `srcflow ARGS` in this process, after clap has parsed it; any panic fails the target.
-fn run_command_line(args: Vec<String>) {
+/// Runs `srcflow ARGS` in this process when clap accepts it (counting those in `ran`); any
+/// panic fails the target.
+fn run_command_line(args: Vec<String>, ran: &AtomicUsize) {
     if let Ok(cli) = Cli::try_parse_from(std::iter::once("srcflow".to_string()).chain(args)) {
+        ran.fetch_add(1, Ordering::Relaxed);
         let _ = dispatch(cli);
     }
 }
 
-/// Runs `check` on `cases()` command lines from `strategy`; prints how many were tried.
+/// Runs `cases()` command lines from `strategy`, each in a fresh `work` folder; prints how
+/// many were tried and how many got past the parser.
 fn fuzz(name: &str, strategy: BoxedStrategy<Vec<String>>, work: &Path) {
     let n = cases();
+    let ran = AtomicUsize::new(0);
     let mut runner = TestRunner::new(Config {
         cases: n,
         failure_persistence: None,
@@ -177,11 +181,12 @@ fn fuzz(name: &str, strategy: BoxedStrategy<Vec<String>>, work: &Path) {
         .run(&strategy, |args| {
             let _ = std::fs::remove_dir_all(work);
             std::fs::create_dir(work).expect("the work folder can be made again");
-            run_command_line(args);
+            run_command_line(args, &ran);
             Ok(())
         })
         .unwrap();
-    println!("fuzz target {name}: {n} inputs, no panic");
+    let ran = ran.into_inner();
+    println!("fuzz target {name}: {n} inputs, {ran} run past the parser, no panic");
 }
 
 /// The NumPy fixture problem (4 sites).
@@ -194,6 +199,13 @@ fn arg(path: PathBuf) -> String {
     path.to_string_lossy().into_owned()
 }
 
+/// `--chi-out=VALUE` with a value from [`COUNTS`], which every problem command needs.
+fn chi_out() -> BoxedStrategy<Vec<String>> {
+    select(COUNTS)
+        .prop_map(|value| vec![format!("--chi-out={value}")])
+        .boxed()
+}
+
 #[test]
 fn run_plan_graph_and_simulate_survive_extreme_flags() {
     let tmp = tempfile::tempdir().unwrap();
@@ -203,21 +215,27 @@ fn run_plan_graph_and_simulate_survive_extreme_flags() {
         "/graphs/dev-vm-2-core-xeon.json"
     );
     let (out, scratch) = (arg(work.join("out")), arg(work.clone()));
-    let command = select(vec![
-        vec![
-            "run".into(),
+    let run = vec![
+        "run".into(),
+        fixture(),
+        "--out".into(),
+        out,
+        "--scratch-dir".into(),
+        scratch,
+    ];
+    let commands = prop_oneof![
+        (Just(run), some_flags(RUN_FLAGS)).prop_map(|(run, flags)| [run, flags].concat()),
+        Just(vec!["plan".into(), fixture()]),
+        Just(vec!["graph".into(), fixture()]),
+        Just(vec![
+            "simulate".into(),
             fixture(),
-            "--out".into(),
-            out,
-            "--scratch-dir".into(),
-            scratch,
-        ],
-        vec!["plan".into(), fixture()],
-        vec!["graph".into(), fixture()],
-        vec!["simulate".into(), fixture(), "--model".into(), model.into()],
-    ]);
-    let input = (command, some_flags(PROBLEM_FLAGS))
-        .prop_map(|(command, flags)| [command, flags].concat())
+            "--model".into(),
+            model.into()
+        ]),
+    ];
+    let input = (commands, chi_out(), some_flags(PROBLEM_FLAGS))
+        .prop_map(|(command, chi, flags)| [command, chi, flags].concat())
         .boxed();
     fuzz("command line: run, plan, graph, simulate", input, &work);
 }
@@ -240,7 +258,22 @@ fn gen_survives_extreme_sizes() {
 fn svd_distance_report_and_calibrate_survive_extreme_flags() {
     let tmp = tempfile::tempdir().unwrap();
     let work = tmp.path().join("work");
-    let out = arg(work.join("out"));
+    let trace = arg(tmp.path().join("run.json"));
+    let traced = [
+        "run",
+        &fixture(),
+        "--chi-out",
+        "4",
+        "--trace",
+        &trace,
+        "--out",
+    ];
+    let traced: Vec<String> = traced.iter().map(|a| a.to_string()).collect();
+    run_command_line(
+        [traced, vec![arg(tmp.path().join("out"))]].concat(),
+        &AtomicUsize::new(0),
+    );
+    let (out, svg) = (arg(work.join("out")), arg(work.join("run.svg")));
     let missing = arg(work.join("missing/model.json"));
     let commands = vec![
         vec![
@@ -250,14 +283,10 @@ fn svd_distance_report_and_calibrate_survive_extreme_flags() {
             out,
             "--chi-out".into(),
         ],
-        vec![
-            "distance".into(),
-            fixture(),
-            fixture(),
-            "--exact".into(),
-            "--".into(),
-        ],
-        vec!["report".into(), fixture()],
+        vec!["distance".into(), fixture(), fixture()],
+        vec!["distance".into(), fixture(), fixture(), "--exact".into()],
+        vec!["report".into(), trace.clone(), "--json".into()],
+        vec!["report".into(), trace, "--svg".into(), svg],
         vec![
             "calibrate".into(),
             "--out".into(),
@@ -266,7 +295,10 @@ fn svd_distance_report_and_calibrate_survive_extreme_flags() {
         ],
     ];
     let input = (select(commands), select(COUNTS))
-        .prop_map(|(command, value)| [command, vec![value.to_string()]].concat())
+        .prop_map(|(command, value)| match command[0].as_str() {
+            "svd" | "calibrate" => [command, vec![value.to_string()]].concat(),
+            _ => command,
+        })
         .boxed();
     fuzz(
         "command line: svd, distance, report, calibrate",

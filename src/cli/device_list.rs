@@ -54,12 +54,16 @@ impl FromStr for DeviceList {
             return Ok(DeviceList::Count(count));
         }
         let mut ids: Vec<usize> = Vec::new();
+        let mut seen = std::collections::HashSet::new();
         for part in text.split(',').map(str::trim).filter(|p| !p.is_empty()) {
             let id = part
                 .parse()
                 .map_err(|_| bad(&format!("'{part}' is not a device id")))?;
-            if ids.contains(&id) {
+            if !seen.insert(id) {
                 return Err(bad(&format!("device {id} is listed twice")));
+            }
+            if ids.len() == MOST_DEVICES {
+                return Err(bad(&format!("more than {MOST_DEVICES} devices")));
             }
             ids.push(id);
         }

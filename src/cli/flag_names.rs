@@ -2,7 +2,7 @@
 //! user of the library sets it (`` `GraphOptions::chi_out` ``); the CLI says the flag instead.
 
 /// Each setting a library error may name, with the flag that sets it.
-const FLAGS: [(&str, &str); 15] = [
+const FLAGS: [(&str, &str); 16] = [
     ("`GraphOptions::chi_out`", "--chi-out"),
     ("`GraphOptions::batch_cols`", "--batch-cols"),
     ("`GraphOptions::cutoff`", "--cutoff"),
@@ -18,6 +18,7 @@ const FLAGS: [(&str, &str); 15] = [
     ("`ProblemDir::conjugating_bra`", "--conj"),
     ("`Tiering::prefetch`", "--prefetch"),
     ("`Options::threads`", "--threads"),
+    ("`Tiering::disk_rates`", "--disk-bandwidth"),
 ];
 
 /// `message` with every setting it names replaced by its flag.

@@ -4,7 +4,7 @@ use super::ctrl_c::cancel_on_ctrl_c;
 use super::problem_args::ProblemArgs;
 use super::{print_report, ReportStyle};
 use clap::Args;
-use srcflow::io::{existing_parent, OutputDir};
+use srcflow::io::{existing_parent, fresh_path, OutputDir};
 use srcflow::sched::{RunLog, SweepProgressBar};
 use srcflow::store::clean_stale;
 use srcflow::trace::{write_chrome_trace, write_whole};
@@ -40,7 +40,7 @@ pub struct RunArgs {
 
 /// Runs `srcflow run`.
 pub fn run(args: RunArgs) -> Result<()> {
-    existing_parent(&args.out, "output")?;
+    fresh_path(&args.out, "output")?;
     for (path, role) in [(&args.trace, "trace"), (&args.graph_out, "graph")] {
         if let Some(path) = path {
             existing_parent(path, role)?;

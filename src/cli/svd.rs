@@ -2,7 +2,7 @@
 //! measured against (contract, then compress; small problems only).
 
 use clap::Args;
-use srcflow::io::{existing_parent, OutputDir, ProblemDir};
+use srcflow::io::{fresh_path, OutputDir, ProblemDir};
 use srcflow::ops::truncate_svd;
 use srcflow::{engine::CoreSink, Result};
 use std::path::PathBuf;
@@ -27,7 +27,7 @@ pub fn run(args: SvdArgs) -> Result<()> {
             "--chi-out must be at least 1, found 0".into(),
         ));
     }
-    existing_parent(&args.out, "output")?;
+    fresh_path(&args.out, "output")?;
     let exact = ProblemDir::open(&args.dir)?.load_train()?;
     let truncated = truncate_svd(&exact, args.chi_out)?;
     let output = OutputDir::create(&args.out, truncated.kind(), truncated.len())?;

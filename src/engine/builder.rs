@@ -129,6 +129,7 @@ impl EngineBuilder {
     /// an injected device failure naming one of its devices.
     pub fn build(self) -> Result<Engine> {
         self.options.graph.check()?;
+        self.tiering.disk_rates.check()?;
         let devices = self.options.graph.devices;
         let ids = self.device_ids.unwrap_or_else(|| (0..devices).collect());
         if ids.len() != devices {

@@ -1,7 +1,7 @@
 //! `generate`: the built-in problems behind `srcflow gen` and the default run.
 
 use super::{perturbed_identity, random_mpo, random_mps, time_evolution, Model};
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::train::{Layer, Stack};
 
 /// The built-in problem families.
@@ -76,12 +76,6 @@ pub fn generate(kind: ProblemKind, spec: &ProblemSpec) -> Result<Stack> {
         train: random_mps(s.sites, s.phys, s.bond, s.decay, s.seed),
     };
     let evolution = |model| {
-        if s.phys != 2 {
-            return Err(Error::Invalid(format!(
-                "spin-chain problems have phys 2, found {}",
-                s.phys
-            )));
-        }
         let u = time_evolution(model, s.sites, s.dt);
         let mut layers: Vec<Layer> = (0..s.depth)
             .map(|i| Layer {
@@ -90,18 +84,25 @@ pub fn generate(kind: ProblemKind, spec: &ProblemSpec) -> Result<Stack> {
             })
             .collect();
         layers.push(psi());
-        Ok(layers)
+        layers
     };
     let layers = match kind {
         ProblemKind::Random => vec![
             Layer {
                 name: "H".into(),
-                train: random_mpo(s.sites, s.phys, s.phys, s.mpo_bond, s.decay, s.seed + 1),
+                train: random_mpo(
+                    s.sites,
+                    s.phys,
+                    s.phys,
+                    s.mpo_bond,
+                    s.decay,
+                    s.seed.wrapping_add(1),
+                ),
             },
             psi(),
         ],
-        ProblemKind::Ising => evolution(Model::Ising)?,
-        ProblemKind::Heisenberg => evolution(Model::Heisenberg)?,
+        ProblemKind::Ising => evolution(Model::Ising),
+        ProblemKind::Heisenberg => evolution(Model::Heisenberg),
         ProblemKind::Identity => vec![
             Layer {
                 name: "A".into(),
@@ -109,7 +110,7 @@ pub fn generate(kind: ProblemKind, spec: &ProblemSpec) -> Result<Stack> {
             },
             Layer {
                 name: "B".into(),
-                train: perturbed_identity(s.sites, s.phys, s.bond, s.eps, s.seed + 1),
+                train: perturbed_identity(s.sites, s.phys, s.bond, s.eps, s.seed.wrapping_add(1)),
             },
         ],
     };

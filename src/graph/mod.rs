@@ -139,14 +139,21 @@ impl SweepGraph {
         self.stack.trimmed_bonds(self.chi_out)
     }
 
-    /// The last site whose core the left-edge trim rewrites (`None`: the output as written
-    /// has no bond above what its left side allows, a rounding sweep trims it, or the exact
-    /// two-site path made it).
+    /// The last site whose core the left-edge trim rewrites: the sites up to the last cut
+    /// whose bond exceeds the physical dimensions to its left, a region that ends before
+    /// those reach the sketch width (`None`: no such cut, a rounding sweep trims the output,
+    /// or the exact two-site path made it).
     pub fn left_edge(&self) -> Option<usize> {
-        let trimmed = self.stack.trimmed_bonds(self.sketch);
-        let last_cut = (0..self.out_bonds.len())
-            .rev()
-            .find(|&cut| self.out_bonds[cut] > trimmed[cut]);
+        let physical_left = (0..self.out_bonds.len()).scan(1usize, |left, cut| {
+            *left = left.saturating_mul(self.stack.phys(cut));
+            Some(*left)
+        });
+        let last_cut = physical_left
+            .zip(&self.out_bonds)
+            .enumerate()
+            .filter(|(_, (left, &bond))| bond > *left)
+            .map(|(cut, _)| cut)
+            .last();
         let exact_path = self.sites() == 2;
         last_cut
             .filter(|_| !self.rounds() && !exact_path)

@@ -36,6 +36,13 @@ pub fn existing_parent(path: &Path, role: &str) -> Result<()> {
     existing_folder(parent, &format!("folder of the {role} {}", path.display()))
 }
 
+/// Checks that `path` (the user's `role` for it) is new, in a folder that exists: what a
+/// directory srcflow writes atomically needs, checked before any work.
+pub fn fresh_path(path: &Path, role: &str) -> Result<()> {
+    existing_parent(path, role)?;
+    super::staging::refuse_existing(path)
+}
+
 /// An I/O error of `kind` at `folder`, saying that the `role` `what`.
 fn refused(folder: &Path, kind: ErrorKind, role: &str, what: &str) -> Error {
     Error::io(

@@ -87,7 +87,7 @@ fn remove_abandoned(parent: &Path, prefix: &str) {
 }
 
 /// Fails when `path` exists (file, directory or link), so no result is ever overwritten.
-fn refuse_existing(path: &Path) -> Result<()> {
+pub(super) fn refuse_existing(path: &Path) -> Result<()> {
     if path.symlink_metadata().is_ok() {
         return Err(Error::Invalid(format!(
             "output path {} already exists; choose a new one",

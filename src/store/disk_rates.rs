@@ -33,13 +33,7 @@ impl FromStr for DiskRates {
 
     fn from_str(text: &str) -> Result<Self> {
         let rates = DiskRates::parse(text)?;
-        for rate in [rates.read, rates.write].into_iter().flatten() {
-            if rate.0 < SLOWEST.0 {
-                return Err(Error::Invalid(format!(
-                    "disk rate {rate} in '{text}' is below {SLOWEST}: a run spilling to so slow a disk would not finish"
-                )));
-            }
-        }
+        rates.check()?;
         Ok(rates)
     }
 }
@@ -48,6 +42,18 @@ impl FromStr for DiskRates {
 const SLOWEST: Bandwidth = Bandwidth(1e6);
 
 impl DiskRates {
+    /// Checks that every cap is a finite rate of at least 1 MB/s; the error names the rate.
+    pub fn check(&self) -> Result<()> {
+        for rate in [self.read, self.write].into_iter().flatten() {
+            if !(rate.0 >= SLOWEST.0 && rate.0.is_finite()) {
+                return Err(Error::Invalid(format!(
+                    "`Tiering::disk_rates`: disk rate {rate} is not a finite rate of at least {SLOWEST} (a run spilling to so slow a disk would not finish)"
+                )));
+            }
+        }
+        Ok(())
+    }
+
     /// Reads `text` as both lanes' rate, or as `read=` and `write=` rates.
     fn parse(text: &str) -> Result<Self> {
         if !text.contains('=') {
