@@ -18,8 +18,8 @@ pub struct ProblemArgs {
     /// Output bond cap χ̄.
     #[arg(long)]
     chi_out: usize,
-    /// Drop singular values below CUTOFF·σ_max at every bond (χ̄ stays the cap; at least one
-    /// is kept). Applied after each QR, or in the rounding sweep with --oversample.
+    /// Drop the product's singular values below CUTOFF·σ_max at every bond (χ̄ stays the cap;
+    /// at least one is kept), in an SVD rounding sweep after the sketch (as --oversample's).
     #[arg(long, default_value_t = 0.0)]
     cutoff: f64,
     /// Sketch ⌈F·χ̄⌉ columns, then round the bonds back to χ̄ with one SVD sweep: an error

@@ -4,7 +4,7 @@
 use crate::backend::{Backend, BackendTensor, DeviceTensor};
 use crate::error::Result;
 use crate::graph::{Cols, KernelValues};
-use crate::kernels;
+use crate::kernels::{self, RoundStep};
 use crate::tensor::{AnyTensor, Array, DType, Meter, C64};
 use crate::test_matrix::test_matrix;
 
@@ -66,11 +66,10 @@ impl<'b> KernelValues<BackendTensor<'b>> for BackendValues<'b> {
         &self,
         y: &BackendTensor<'b>,
         max_rank: usize,
-        cutoff: f64,
         _meter: &mut Meter,
     ) -> Result<BackendTensor<'b>> {
         let y = y.materialized()?;
-        let basis = kernels::orthonormal_basis(self.backend, &y, max_rank, cutoff)?;
+        let basis = kernels::orthonormal_basis(self.backend, &y, max_rank)?;
         Ok(self.on_backend(basis))
     }
 
@@ -78,13 +77,12 @@ impl<'b> KernelValues<BackendTensor<'b>> for BackendValues<'b> {
         &self,
         carry: Option<&BackendTensor<'b>>,
         draft: &BackendTensor<'b>,
-        cap: usize,
-        cutoff: f64,
+        step: RoundStep,
         _meter: &mut Meter,
     ) -> Result<Vec<BackendTensor<'b>>> {
         let carry = carry.map(BackendTensor::materialized).transpose()?;
         let draft = draft.materialized()?;
-        let rounded = kernels::round(self.backend, carry.as_ref(), &draft, cap, cutoff)?;
+        let rounded = kernels::round(self.backend, carry.as_ref(), &draft, step)?;
         Ok(self.all_on_backend(rounded))
     }
 

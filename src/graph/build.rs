@@ -536,8 +536,7 @@ impl<'a> Builder<'a> {
     /// it from the QR's device) in blocks as wide as the column batches, and S is all-gathered
     /// on the devices that read it next. A whole project holds the product of S with the basis
     /// and a site of every layer, whose peak grows with the rows as env's and sketch's grow
-    /// with the columns. Under a cutoff applied after the QR the rows are not known before it
-    /// runs, so the QR's device projects them in one task.
+    /// with the columns.
     fn project(&mut self, site: usize, step: usize) {
         let mut parts = Vec::new();
         for device in self.devices() {
@@ -569,8 +568,7 @@ impl<'a> Builder<'a> {
     /// or blocks of batch width writing their slices of the output.
     fn project_rows(&mut self, site: usize, rows: Cols, basis: DataId, step: usize) {
         let whole = rows.start == 0 && rows.end == self.shape.out_bond_left(site);
-        let fixed = self.shape.qr_cutoff() > 0.0;
-        if fixed || (whole && self.width >= rows.len()) {
+        if whole && self.width >= rows.len() {
             let task = self.project_task(site, None, basis);
             return self.push_task(task, step);
         }

@@ -38,16 +38,9 @@ impl SweepGraph {
         share(self.sketch, self.active_devices(), device)
     }
 
-    /// The rows of the basis of `site` that device `device` projects. Under a cutoff applied
-    /// after the QR the rows are known only once it has run, so the QR's device projects them
-    /// all.
+    /// The rows of the basis of `site` that device `device` projects.
     pub fn device_rows(&self, site: usize, device: usize) -> Cols {
-        let rows = self.out_bond_left(site);
-        if self.qr_cutoff() > 0.0 {
-            let all = if device == Self::QR_DEVICE { rows } else { 0 };
-            return Cols { start: 0, end: all };
-        }
-        share(rows, self.active_devices(), device)
+        share(self.out_bond_left(site), self.active_devices(), device)
     }
 
     /// The tier value `id` lives on: input cores read for several devices stay in host memory,

@@ -5,7 +5,7 @@
 
 use super::{Cols, Op, SweepGraph, Task};
 use crate::error::{Error, Result};
-use crate::kernels::{self, legs};
+use crate::kernels::{self, legs, RoundStep};
 use crate::tensor::{Labeled, Leg, Meter, Operand, Shape};
 
 /// What a task's kernel needs besides contracting its inputs: the operands it makes (ones at
@@ -24,20 +24,13 @@ pub trait KernelValues<V> {
     fn join_cols(&self, blocks: &[V]) -> Result<V>;
     /// The orthonormal basis η `[r, Up, Down, OutRight]` of a sketch `[Col, Up, Down, OutRight]`,
     /// of at most `max_rank` leading directions ([`kernels::orthonormal_basis`]).
-    fn orthonormal_basis(
-        &self,
-        y: &V,
-        max_rank: usize,
-        cutoff: f64,
-        meter: &mut Meter,
-    ) -> Result<V>;
+    fn orthonormal_basis(&self, y: &V, max_rank: usize, meter: &mut Meter) -> Result<V>;
     /// One rounding step ([`kernels::round`]): the rounded core, then the carry if any.
     fn round(
         &self,
         carry: Option<&V>,
         draft: &V,
-        cap: usize,
-        cutoff: f64,
+        step: RoundStep,
         meter: &mut Meter,
     ) -> Result<Vec<V>>;
     /// The two output cores of a two-site product from its site products
@@ -117,7 +110,7 @@ impl SweepGraph {
             Op::Qr => {
                 let y = values.join_cols(&inputs.collect::<Vec<_>>())?;
                 let rank = self.out_bond_left(task.site);
-                let basis = values.orthonormal_basis(&y, rank, self.qr_cutoff(), meter)?;
+                let basis = values.orthonormal_basis(&y, rank, meter)?;
                 return Ok(vec![basis]);
             }
             Op::Round => {
@@ -127,7 +120,12 @@ impl SweepGraph {
                     [carry, draft] => (Some(carry), draft),
                     _ => return Err(Error::Invalid(format!("task {task} needs 1 or 2 inputs"))),
                 };
-                return values.round(carry, draft, self.chi_out, self.cutoff, meter);
+                let step = RoundStep {
+                    cap: self.chi_out,
+                    cutoff: self.cutoff,
+                    last: task.site + 1 == self.sites(),
+                };
+                return values.round(carry, draft, step, meter);
             }
             Op::Exact => {
                 let left = kernels::site_product(&call.cores(&mut inputs), meter)?;
@@ -259,13 +257,7 @@ impl KernelValues<Shape> for Shapes {
 
     /// A thin QR of the `(Up·Down·OutRight) × Col` matrix and its thin Q, both held twice;
     /// where the rank is capped, an SVD of R and Q times its leading vectors.
-    fn orthonormal_basis(
-        &self,
-        y: &Shape,
-        max_rank: usize,
-        _cutoff: f64,
-        meter: &mut Meter,
-    ) -> Result<Shape> {
+    fn orthonormal_basis(&self, y: &Shape, max_rank: usize, meter: &mut Meter) -> Result<Shape> {
         let cols = y[0];
         let rows: usize = y[1..].iter().product();
         let rank = cols.min(rows);
@@ -284,8 +276,7 @@ impl KernelValues<Shape> for Shapes {
         &self,
         carry: Option<&Shape>,
         draft: &Shape,
-        cap: usize,
-        _cutoff: f64,
+        step: RoundStep,
         meter: &mut Meter,
     ) -> Result<Vec<Shape>> {
         let [left, up, down, right] = draft[..] else {
@@ -297,10 +288,10 @@ impl KernelValues<Shape> for Shapes {
         let bytes = (kept * left + left * up * down * right + 2 * rows * right + right * right)
             * C128_BYTES;
         meter.record(product + kernels::svd_flops(rows, right), bytes as u64);
-        if right == 1 {
-            return Ok(vec![vec![kept, up, down, 1]]);
+        if step.last {
+            return Ok(vec![vec![kept, up, down, right]]);
         }
-        let bond = cap.min(rows).min(right);
+        let bond = step.cap.min(rows).min(right);
         Ok(vec![vec![kept, up, down, bond], vec![bond, right]])
     }
 

@@ -119,18 +119,10 @@ impl SweepGraph {
         }
     }
 
-    /// True when the graph ends with an SVD rounding sweep (the sketch is wider than χ̄).
+    /// True when the graph ends with an SVD rounding sweep: the sketch is wider than χ̄, or a
+    /// cutoff must drop the product's singular values (a QR's R only knows the sketch's).
     pub fn rounds(&self) -> bool {
-        self.sketch > self.chi_out
-    }
-
-    /// The cutoff the QR tasks apply: the graph's, unless a rounding sweep applies it instead.
-    pub fn qr_cutoff(&self) -> f64 {
-        if self.rounds() {
-            0.0
-        } else {
-            self.cutoff
-        }
+        self.sketch > self.chi_out || self.cutoff > 0.0
     }
 
     /// The output's bonds after any rounding and the trim of its left edge, per cut: at most

@@ -11,12 +11,10 @@ use petgraph::Direction;
 
 impl SweepGraph {
     /// The batch a half-batch rewrite splits (see the module documentation); `None` for
-    /// tasks without one. Project tasks have none when the QR applies a cutoff: their rows are
-    /// known only once the QR has run.
+    /// tasks without one.
     pub fn batch_of(&self, task: &Task) -> Option<Cols> {
         match task.op {
             Op::Env | Op::Sketch => task.cols,
-            Op::Project if self.qr_cutoff() > 0.0 => None,
             Op::Project => Some(task.cols.unwrap_or(Cols {
                 start: 0,
                 end: self.out_bond_left(task.site),

@@ -26,6 +26,6 @@ pub(crate) use project::{project, project_folded};
 pub use qr::orthonormal_basis;
 pub(crate) use qr::qr_flops;
 pub(crate) use rank::{kept_rank, svd_flops};
-pub use round::round;
+pub use round::{round, RoundStep};
 pub(crate) use site_product::site_product;
 pub(crate) use sketch::{sketch, sketch_folded};

@@ -4,17 +4,15 @@ use super::kept_rank;
 use crate::backend::{Backend, DeviceTensor, Gemm};
 use crate::error::{Error, Result};
 
-/// Q·U_k, where U_k are the leading left singular vectors of `r`: at most `max_rank`, none
-/// below `cutoff · σ_max` (at least one).
+/// Q·U_k, where U_k are the `max_rank` leading left singular vectors of `r`.
 fn truncated_basis(
     backend: &dyn Backend,
     q: DeviceTensor,
     r: &DeviceTensor,
     max_rank: usize,
-    cutoff: f64,
 ) -> Result<DeviceTensor> {
     let (u, singular, _) = backend.thin_svd(r)?;
-    let kept = kept_rank(&singular, max_rank, cutoff);
+    let kept = kept_rank(&singular, max_rank, 0.0);
     let u = backend.slice(&u, 0, 0..kept)?;
     let [rank, rows] = q.dims()[..] else {
         unreachable!("Q is a matrix")
@@ -35,8 +33,9 @@ pub fn qr_flops(m: usize, n: usize) -> f64 {
 ///
 /// Y is factored as the `(OutRight·Up·Down) × Col` matrix; its thin Q has `min(rows, Col)`
 /// columns, which become the rows of η. Where that is more than `max_rank` (the largest rank
-/// the product can have at the cut), or with `cutoff > 0`, an SVD of the R factor keeps only
-/// the leading `max_rank` directions, none whose singular value is below `cutoff · σ_max`.
+/// the product can have at the cut), an SVD of the R factor keeps only the leading `max_rank`
+/// directions. (A cutoff is not applied here: R's singular values are the sketch's, not the
+/// product's, so a cutoff is the rounding sweep's.)
 ///
 /// Two choices make the basis accurate, both measured on an exact 20-site compression (bond 64,
 /// χ̄ 64), where a QR loses what the sketch holds weakly, at its precision times the
@@ -49,7 +48,6 @@ pub fn orthonormal_basis(
     backend: &dyn Backend,
     y: &DeviceTensor,
     max_rank: usize,
-    cutoff: f64,
 ) -> Result<DeviceTensor> {
     let [cols, up, down, right] = y.dims()[..] else {
         return Err(Error::Invalid(format!(
@@ -64,8 +62,8 @@ pub fn orthonormal_basis(
         .reshaped(vec![cols, rows]);
     let a = backend.cast(&a, y.dtype().double())?;
     let (q, r) = backend.thin_qr(&a)?;
-    let q = if cutoff > 0.0 || q.dims()[0] > max_rank {
-        truncated_basis(backend, q, &r, max_rank, cutoff)?
+    let q = if q.dims()[0] > max_rank {
+        truncated_basis(backend, q, &r, max_rank)?
     } else {
         q
     };
@@ -88,7 +86,7 @@ mod tests {
         let y = Tensor::new(vec![4, 3, 1, 2], data).unwrap();
         let cpu = CpuBackend::new(1).unwrap();
         let on_cpu = cpu.upload(&y.clone().into()).unwrap();
-        let eta = orthonormal_basis(&cpu, &on_cpu, usize::MAX, 0.0).unwrap();
+        let eta = orthonormal_basis(&cpu, &on_cpu, usize::MAX).unwrap();
         let eta = cpu.download(eta).unwrap().to_c64();
         assert_eq!(eta.shape(), &[4, 3, 1, 2]);
         let m = 6;

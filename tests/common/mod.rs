@@ -3,6 +3,7 @@
 // Each test binary compiles this module and uses only part of it.
 #![allow(dead_code)]
 
+pub mod dense_reference;
 mod trace_format;
 
 #[allow(unused_imports)]
