@@ -220,9 +220,9 @@ fn the_rounding_sweep_gives_the_same_result_out_of_core_and_through_the_cli() {
     };
     let reference = Engine::new(options).unwrap().run(&stack).unwrap().output;
     let scratch = tempfile::tempdir().unwrap();
-    let (device, host) = budgets_for_every_tier_of(options, &stack, scratch.path());
+    let (device, host) = budgets_for_every_tier_of(options, &stack.shape(), scratch.path());
     let everywhere = engine_for(options, device, host, scratch.path(), Tiering::default());
-    assert!(plan_of(&everywhere, &stack).count_on(Tier::Disk) > 0);
+    assert!(plan_of(&everywhere, &stack.shape()).count_on(Tier::Disk) > 0);
     let out = everywhere.run(&stack).unwrap().output;
     assert!(distance(&out, &reference).unwrap() <= 1e-12);
     assert_empty(scratch.path());

@@ -1,11 +1,14 @@
 //! Bad input gets a clear error naming the culprit, exit code 1, and no output at all.
 
+use srcflow::gen::{random_mpo, random_mps};
 use srcflow::io::npy;
-use srcflow::{Tensor, C64};
+use srcflow::train::Kind;
+use srcflow::{Options, Tensor, Train, C64};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 const FIXTURE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/numpy_problem");
+const REFERENCE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/reference");
 
 /// A writable copy of the NumPy fixture problem in a fresh temporary directory.
 fn copy_of_fixture() -> (tempfile::TempDir, PathBuf) {
@@ -196,6 +199,48 @@ fn nan_in_a_core_is_named() {
     assert_mentions(
         &run_fails(&dir, "8"),
         &["layer 'psi', site 1", "element 5", "NaN"],
+    );
+}
+
+/// A NaN in the middle layer of a depth-3 stack (the NumPy fixture `depth3_float64`), read
+/// from its file, is named with its layer, site and element; nothing is left behind.
+#[test]
+fn nan_in_a_middle_layer_of_a_depth_3_stack_is_named() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("problem");
+    let fixture = Path::new(REFERENCE).join("depth3_float64/problem");
+    for layer in ["A", "B", "psi"] {
+        std::fs::create_dir_all(dir.join(layer)).unwrap();
+        for entry in std::fs::read_dir(fixture.join(layer)).unwrap() {
+            let entry = entry.unwrap();
+            std::fs::copy(entry.path(), dir.join(layer).join(entry.file_name())).unwrap();
+        }
+    }
+    std::fs::copy(fixture.join("manifest.json"), dir.join("manifest.json")).unwrap();
+    let mut core = npy::read(&dir.join("B/00003.npy")).unwrap().to_c64();
+    core.data_mut()[7] = C64::new(f64::INFINITY, 0.0);
+    npy::write(&dir.join("B/00003.npy"), &core).unwrap();
+    assert_mentions(
+        &run_fails(&dir, "8"),
+        &["layer 'B', site 3", "element 7", "NaN or infinite"],
+    );
+}
+
+/// The library checks what it is handed, as the reader checks files: a NaN in the middle layer
+/// of an in-memory depth-3 stack is named before any work.
+#[test]
+fn nan_through_the_library_is_named() {
+    let a = random_mpo(6, 2, 2, 3, 0.5, 1);
+    let psi = random_mps(6, 2, 3, 0.5, 3);
+    let mut cores = random_mpo(6, 2, 2, 2, 0.5, 2).cores().to_vec();
+    cores[4].data_mut()[2] = C64::new(0.0, f64::NAN);
+    let b = Train::new(Kind::Mpo, cores).unwrap();
+    let err = srcflow::src(&[&a, &b, &psi], &Options::new(8))
+        .unwrap_err()
+        .to_string();
+    assert_mentions(
+        &err,
+        &["layer 'layer1', site 4", "element 2", "NaN or infinite"],
     );
 }
 

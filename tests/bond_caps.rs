@@ -7,7 +7,7 @@ use common::{srcflow, stderr};
 use srcflow::gen::{generate, random_mpo, random_mps, ProblemKind, ProblemSpec};
 use srcflow::graph::GraphOptions;
 use srcflow::ops::{distance, exact_product, is_right_canonical};
-use srcflow::tensor::DType;
+use srcflow::tensor::{DType, C64};
 use srcflow::{Engine, Layer, Options, Stack, Train};
 
 /// The stack of `trains`, top first.
@@ -242,6 +242,26 @@ fn assert_trimmed(what: &str, out: &Train, bounds: &[usize], exact: &Train, tol:
     assert_within(what, out, bounds, exact, tol);
 }
 
+/// True when every core but the last has orthonormal columns as `(l·u·d) × r` to `tol`
+/// (written out here from the `[l, r, u, d]` layout).
+fn is_left_canonical(train: &Train, tol: f64) -> bool {
+    let n = train.len();
+    train.cores()[..n - 1].iter().all(|core| {
+        let [l, r, u, d] = <[usize; 4]>::try_from(core.shape()).unwrap();
+        let at = |row: usize, col: usize| {
+            let (a, rest) = (row / (u * d), row % (u * d));
+            core.data()[(a * r + col) * u * d + rest]
+        };
+        (0..r).all(|i| {
+            (0..r).all(|j| {
+                let dot: C64 = (0..l * u * d).map(|x| at(x, i).conj() * at(x, j)).sum();
+                let want = if i == j { 1.0 } else { 0.0 };
+                (dot - C64::new(want, 0.0)).norm() <= tol
+            })
+        })
+    })
+}
+
 /// Checks that `out` keeps every bond within `bounds` and is within `tol` of `exact`.
 fn assert_within(what: &str, out: &Train, bounds: &[usize], exact: &Train, tol: f64) {
     let within = out.bonds().iter().zip(bounds).all(|(b, bound)| b <= bound);
@@ -259,14 +279,23 @@ fn the_trim_holds_with_a_cutoff_two_devices_single_precision_and_a_bra_stack() {
         change(&mut options);
         run(&stack, options)
     };
-    // A cutoff rounds the bonds by SVD from the left, so that output is left-canonical.
+    // A cutoff rounds the bonds by SVD from the left instead of trimming the left edge: the
+    // bonds keep within the bounds all the same, and the output is left-canonical.
     let cutoff = with(&|o| o.graph.cutoff = 1e-13);
     assert_within("cutoff", &cutoff, &bounds, &exact, 1e-12);
+    assert!(
+        is_left_canonical(&cutoff, 1e-12),
+        "cutoff: not left-canonical"
+    );
     let devices = with(&|o| {
         o.graph.devices = 2;
         o.threads = 2;
     });
     assert_trimmed("two devices", &devices, &bounds, &exact, 1e-12);
+    assert!(
+        !is_left_canonical(&devices, 1e-6),
+        "the trimmed output is right-canonical"
+    );
     let single = with(&|o| o.graph.dtype = Some(DType::Complex64));
     assert_trimmed("complex64", &single, &bounds, &exact, 1e-5);
     let bra = stack_of_bra();
@@ -280,7 +309,7 @@ fn the_trim_holds_out_of_core() {
     let stack = common::problem();
     let scratch = tempfile::tempdir().unwrap();
     let options = common::options(None);
-    let (device, host) = common::budgets_for_every_tier_of(options, &stack, scratch.path());
+    let (device, host) = common::budgets_for_every_tier_of(options, &stack.shape(), scratch.path());
     let engine = common::engine_for(options, device, host, scratch.path(), Default::default());
     let spilled = engine.run(&stack).unwrap();
     assert!(
@@ -320,11 +349,11 @@ fn a_budgeted_plan_for_a_huge_chi_out_is_the_plan_for_its_cap() {
     let cap = *rank_bounds(&stack).iter().max().unwrap();
     let scratch = tempfile::tempdir().unwrap();
     let (device, host) =
-        common::budgets_for_every_tier_of(Options::new(cap), &stack, scratch.path());
+        common::budgets_for_every_tier_of(Options::new(cap), &stack.shape(), scratch.path());
     let plan = |chi| {
         let tiering = Default::default();
         let engine = common::engine_for(Options::new(chi), device, host, scratch.path(), tiering);
-        let plan = common::plan_of(&engine, &stack);
+        let plan = common::plan_of(&engine, &stack.shape());
         (plan.batch_cols, plan.tiers.clone(), plan.process_peak)
     };
     let planned = plan(cap);

@@ -111,6 +111,65 @@ fn a_fragmented_device_completes_through_rewrites_with_the_same_bits() {
     }
 }
 
+/// Two devices under each fault in turn (injected allocation failures, fragmentation, a
+/// capacity that shrinks mid-run), with and without a cutoff's rounding sweep: the fault-free
+/// result to round-off, with the same bonds, and an empty scratch folder.
+#[test]
+fn two_devices_with_faults_and_a_cutoff_end_with_the_fault_free_result() {
+    let stack = problem();
+    let scratch = tempfile::tempdir().unwrap();
+    for cutoff in [0.0, 1e-3] {
+        let mut options = options(None);
+        options.graph.devices = 2;
+        options.graph.cutoff = cutoff;
+        options.threads = 2;
+        let engine = |device: DeviceOptions| {
+            let tiering = Tiering {
+                device,
+                ..Tiering::default()
+            };
+            engine_for(options, 4 * MIB, PLENTY, scratch.path(), tiering)
+        };
+        let (reference, _) = run(&engine(DeviceOptions::default()), &stack);
+        let faults = [
+            (
+                "injected",
+                DeviceOptions {
+                    inject_oom: Some(srcflow::device::OomFault::new(0.15, 3).unwrap()),
+                    ..DeviceOptions::default()
+                },
+            ),
+            (
+                "fragmented",
+                DeviceOptions {
+                    fragment: Some(MIB / 4),
+                    ..DeviceOptions::default()
+                },
+            ),
+            (
+                "shrinking",
+                DeviceOptions {
+                    capacity_schedule: "1MiB@10".parse::<CapacitySchedule>().unwrap(),
+                    ..DeviceOptions::default()
+                },
+            ),
+        ];
+        for (what, faults) in faults {
+            let (out, report) = run(&engine(faults), &stack);
+            let memory = &report.memory;
+            let what = format!("{what}, cutoff {cutoff}");
+            assert!(
+                memory.out_of_memory + memory.refusals > 0,
+                "{what}: no fault bit: {memory}"
+            );
+            assert_eq!(out.bonds(), reference.bonds(), "{what}");
+            let d = distance(&out, &reference).unwrap();
+            assert!(d <= 1e-12, "{what}: distance {d:e}");
+            assert_empty(scratch.path());
+        }
+    }
+}
+
 #[test]
 fn a_device_that_shrinks_mid_run_completes_with_smaller_batches() {
     let stack = problem();

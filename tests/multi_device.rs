@@ -156,9 +156,9 @@ fn two_devices_spill_to_every_tier_and_agree_with_memory() {
         threads: 2,
         ..common::options(None)
     };
-    let (device, host) = budgets_for_every_tier_of(options, &stack, scratch.path());
+    let (device, host) = budgets_for_every_tier_of(options, &stack.shape(), scratch.path());
     let engine = engine_for(options, device, host, scratch.path(), Tiering::default());
-    let plan = plan_of(&engine, &stack);
+    let plan = plan_of(&engine, &stack.shape());
     assert!(2 * plan.count_on(Tier::Disk) >= plan.tiers.len());
     let out = engine.run(&stack).unwrap().output;
     let in_memory = run_on(1, common::options(None), &stack);
@@ -181,7 +181,7 @@ fn a_failing_device_stops_the_run_with_its_error_and_leaves_nothing() {
         },
         ..common::options(None)
     };
-    let (device, host) = budgets_for_every_tier_of(options, &common::problem(), &scratch);
+    let (device, host) = budgets_for_every_tier_of(options, &common::problem().shape(), &scratch);
     let (device, host) = (format!("{device}B"), format!("{host}B"));
     let output = srcflow(&[
         "run",

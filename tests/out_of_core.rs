@@ -41,7 +41,10 @@ fn results_do_not_depend_on_where_environments_live() {
         .output;
 
     let device_only = engine(PLENTY, PLENTY, scratch.path(), None);
-    assert_eq!(plan_of(&device_only, &stack).count_on(Tier::Device), 31);
+    assert_eq!(
+        plan_of(&device_only, &stack.shape()).count_on(Tier::Device),
+        31
+    );
     assert_same(
         &device_only.run(&stack).unwrap().output,
         &reference,
@@ -50,7 +53,7 @@ fn results_do_not_depend_on_where_environments_live() {
 
     let device = device_budget_with_host_tier(&stack, scratch.path(), None);
     let with_host = engine(device, PLENTY, scratch.path(), None);
-    let plan = plan_of(&with_host, &stack);
+    let plan = plan_of(&with_host, &stack.shape());
     assert!(plan.count_on(Tier::Host) >= 1 && plan.count_on(Tier::Disk) == 0);
     let srcflow::engine::Run {
         output: out,
@@ -66,7 +69,7 @@ fn results_do_not_depend_on_where_environments_live() {
     for batch in [None, Some(7)] {
         let (device, host) = budgets_for_every_tier(&stack, scratch.path(), batch);
         let everywhere = engine(device, host, scratch.path(), batch);
-        let plan = plan_of(&everywhere, &stack);
+        let plan = plan_of(&everywhere, &stack.shape());
         let srcflow::engine::Run {
             output: out,
             report,
@@ -194,13 +197,13 @@ fn the_default_policy_narrows_its_window_to_fit_a_tight_device() {
     // The device budget shrinks until a two-step window no longer fits; fetching on demand
     // must still fit it.
     let mut device = device_budget_with_host_tier(&stack, scratch.path(), None);
-    let step = largest_env(&plan_of(&with(device, "none"), &stack)) / 8;
+    let step = largest_env(&plan_of(&with(device, "none"), &stack.shape())) / 8;
     while with(device, "lookahead:2").prepare(&stack.shape()).is_ok() {
         device -= step;
     }
     assert!(with(device, "none").prepare(&stack.shape()).is_ok());
     let default = with(device, "bandwidth:2");
-    let plan = plan_of(&default, &stack);
+    let plan = plan_of(&default, &stack.shape());
     assert!(plan.fetch_window < 2, "window {}", plan.fetch_window);
     assert!(plan.count_on(Tier::Host) > 0);
     let reference = Engine::new(Options::new(CHI_OUT))
@@ -221,7 +224,7 @@ fn a_lookahead_that_does_not_fit_names_the_narrower_window_that_does() {
     let scratch = tempfile::tempdir().unwrap();
     let with = |device, policy: &str| with_policy(device, policy, scratch.path());
     let mut device = device_budget_with_host_tier(&stack, scratch.path(), None);
-    let step = largest_env(&plan_of(&with(device, "none"), &stack)) / 8;
+    let step = largest_env(&plan_of(&with(device, "none"), &stack.shape())) / 8;
     while with(device, "lookahead:3").prepare(&stack.shape()).is_ok() {
         device -= step;
     }

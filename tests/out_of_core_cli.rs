@@ -81,13 +81,17 @@ fn unreadable_sizes_and_policies_are_named() {
     }
 }
 
-#[test]
-fn ctrl_c_stops_the_run_and_removes_scratch_and_output() {
-    let tmp = tempfile::tempdir().unwrap();
-    let (problem, device, host) = problem_on_disk(tmp.path());
-    let scratch = tmp.path().join("scratch");
+/// Starts `srcflow run` with half its environments on disk behind a 1 MB/s disk, waits for its
+/// first spill file, then presses Ctrl-C `presses` times; returns its output, its scratch
+/// folder and its output path.
+fn interrupted_while_spilling(
+    tmp: &Path,
+    presses: usize,
+) -> (std::process::Output, std::path::PathBuf, std::path::PathBuf) {
+    let (problem, device, host) = problem_on_disk(tmp);
+    let scratch = tmp.join("scratch");
     std::fs::create_dir(&scratch).unwrap();
-    let out = tmp.path().join("out");
+    let out = tmp.join("out");
     let mut child = srcflow(&["run", &problem, "--chi-out", &CHI_OUT.to_string()])
         .args(["--device-memory", &device, "--host-memory", &host])
         .args(["--disk-bandwidth", "1MB/s", "--scratch-dir"])
@@ -124,9 +128,18 @@ fn ctrl_c_stops_the_run_and_removes_scratch_and_output() {
         }
         std::thread::sleep(Duration::from_millis(20));
     }
-    // SAFETY: sends SIGINT to the child we spawned.
-    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
-    let output = child.wait_with_output().unwrap();
+    for _ in 0..presses {
+        // SAFETY: sends SIGINT to the child we spawned.
+        unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    (child.wait_with_output().unwrap(), scratch, out)
+}
+
+#[test]
+fn ctrl_c_stops_the_run_and_removes_scratch_and_output() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (output, scratch, out) = interrupted_while_spilling(tmp.path(), 1);
     assert_eq!(output.status.code(), Some(130), "{}", stderr(&output));
     assert!(
         stderr(&output).contains("interrupted"),
@@ -140,6 +153,38 @@ fn ctrl_c_stops_the_run_and_removes_scratch_and_output() {
         siblings.len(),
         2,
         "only the problem and the scratch parent remain"
+    );
+}
+
+/// Two Ctrl-C presses 5 ms apart: the second exits without cleaning up if the first's cleanup
+/// is still running. Either way the run ends with status 130 and no output, and whatever it
+/// leaves in the scratch folder the next run removes before it succeeds.
+#[test]
+fn a_second_ctrl_c_ends_the_run_and_the_next_run_cleans_up() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (output, scratch, out) = interrupted_while_spilling(tmp.path(), 2);
+    assert_eq!(output.status.code(), Some(130), "{}", stderr(&output));
+    assert!(!out.exists(), "no output after an interrupted run");
+    let problem = tmp.path().join("problem");
+    let again = srcflow(&[
+        "run",
+        problem.to_str().unwrap(),
+        "--chi-out",
+        "8",
+        "--scratch-dir",
+    ])
+    .arg(&scratch)
+    .arg("--out")
+    .arg(&out)
+    .output()
+    .unwrap();
+    assert!(again.status.success(), "{}", stderr(&again));
+    assert_empty(&scratch);
+    let siblings: Vec<_> = std::fs::read_dir(tmp.path()).unwrap().flatten().collect();
+    assert_eq!(
+        siblings.len(),
+        3,
+        "the problem, the scratch parent and the output remain"
     );
 }
 

@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::dense_reference::{dense_problem, layer_cores, relative_distance, spectra};
+use common::dense_reference::{dense_problem, layer_cores, norm_sqr, relative_distance, spectra};
 use common::{srcflow, stderr};
 use serde_json::Value;
 use srcflow::io::{npy, ProblemDir};
@@ -44,13 +44,19 @@ impl Fixture {
     }
 
     /// Checks `ours` (singular values at every cut) against NumPy's, to 1e-10 of each cut's
-    /// largest; values missing from `ours` count as zeros.
+    /// largest; values missing from `ours` count as zeros, and any beyond NumPy's must be.
     fn assert_spectra(&self, what: &str, ours: &[Vec<f64>]) {
         let numpys = self.expected["spectra"].as_array().unwrap();
         assert_eq!(ours.len(), numpys.len(), "{}: {what}", self.name);
         for (cut, (ours, numpys)) in ours.iter().zip(numpys).enumerate() {
             let numpys = numpys.as_array().unwrap();
             let top = numpys[0].as_f64().unwrap();
+            let extra = ours.iter().skip(numpys.len()).find(|&&s| s > 1e-10 * top);
+            assert!(
+                extra.is_none(),
+                "{}: {what} cut {cut} has {extra:?} beyond NumPy's",
+                self.name
+            );
             for (k, want) in numpys.iter().enumerate() {
                 let (got, want) = (ours.get(k).copied().unwrap_or(0.0), want.as_f64().unwrap());
                 let name = &self.name;
@@ -203,7 +209,9 @@ fn svd_gives_numpys_tt_svd_and_its_error() {
         run_into(&["svd", &f.problem(), "--chi-out", &f.chi_trunc()], &out);
         let ours = dense_output(&out);
         let numpys = f.numpy("svd.npy");
-        let error = relative_distance(&ours, &numpys) * (1.0 - f.number("svd_error"));
+        // ‖ours − NumPy's‖ relative to the exact product's norm.
+        let error =
+            relative_distance(&ours, &numpys) * (norm_sqr(&numpys) / norm_sqr(&f.dense)).sqrt();
         assert!(error < 1e-9, "{}: {error:e} from NumPy's TT-SVD", f.name);
         let truncation = relative_distance(&ours, &f.dense);
         let expected = f.number("svd_error");
@@ -245,44 +253,48 @@ fn distance_cli(a: &str, b: &str) -> f64 {
         .unwrap()
 }
 
-/// `--cutoff c` keeps, at every cut, exactly the singular values of the product at or above
-/// c·σ_max (NumPy's count; c lies 25 % away from every ratio). Before the cutoff got its own
-/// rounding sweep it was applied to each QR's R, the sketch's singular values: 20 of these 24
-/// fixtures then kept other bonds (some more, most fewer).
+/// `--cutoff c` keeps, at every cut, the product's singular values at or above c·σ_max, as a
+/// left-to-right SVD truncation of NumPy's product counts them (c lies 25 % away from every
+/// ratio): with a full-rank sketch, and with a truncating one (χ̄ the largest bond kept, a
+/// sketch 3χ̄ wide). Before the cutoff got its own rounding sweep it was applied to each QR's
+/// R, the sketch's singular values: 20 of these 24 fixtures then kept other bonds.
 #[test]
 fn a_cutoff_keeps_the_bonds_numpy_counts_above_it() {
     let tmp = tempfile::tempdir().unwrap();
     let mut wrong = Vec::new();
     for f in fixtures() {
-        let out = tmp.path().join(&f.name);
         let cutoff = f.number("cutoff").to_string();
-        let args = [
-            "run",
-            &f.problem(),
-            "--chi-out",
-            "1000",
-            "--cutoff",
-            &cutoff,
-        ];
-        run_into(&args, &out);
         let expected: Vec<usize> = f.expected["cutoff_bonds"]
             .as_array()
             .unwrap()
             .iter()
             .map(|b| b.as_u64().unwrap() as usize)
             .collect();
-        let got = output_bonds(&out);
-        if got != expected {
-            wrong.push(format!(
-                "{} at cutoff {cutoff}: bonds {got:?}, NumPy {expected:?}",
-                f.name
-            ));
+        let widest = expected.iter().max().unwrap().to_string();
+        let problem = f.problem();
+        for (tag, chi, oversample) in [("full", "1000", "1"), ("truncating", &*widest, "3")] {
+            let out = tmp.path().join(format!("{}-{tag}", f.name));
+            let args = [
+                "run",
+                &problem,
+                "--chi-out",
+                chi,
+                "--oversample",
+                oversample,
+            ];
+            run_into(&[&args[..], &["--cutoff", &cutoff]].concat(), &out);
+            let got = output_bonds(&out);
+            if got != expected {
+                let name = &f.name;
+                wrong.push(format!(
+                    "{name} {tag} at cutoff {cutoff}: bonds {got:?}, NumPy {expected:?}"
+                ));
+            }
         }
     }
     assert!(wrong.is_empty(), "{}", wrong.join("\n"));
 }
 
-/// The library's exact product and bond spectra against NumPy's singular values at every cut.
 #[test]
 fn bond_spectra_of_the_exact_product_are_numpys() {
     for f in fixtures() {

@@ -117,8 +117,20 @@ fn simulate_and_calibrate_on_the_command_line() {
         .unwrap();
     assert!(simulated.status.success(), "{}", stderr(&simulated));
     let report: serde_json::Value = serde_json::from_slice(&simulated.stdout).unwrap();
-    assert!(report["wall_s"].as_f64().unwrap() > 0.0);
     assert!(report["backend"].as_str().unwrap().starts_with("model: "));
+    // The command line simulates what the library does with the model it wrote, to the
+    // nanosecond, and no faster than the model's compute allows.
+    let engine = engine(PLENTY, PLENTY, tmp.path(), None);
+    let (graph, _) = engine.prepare(&problem().shape()).unwrap();
+    let model_read = MachineModel::read(&model).unwrap();
+    let library = engine.simulate(&graph, &model_read).unwrap().0;
+    let wall = report["wall_s"].as_f64().unwrap();
+    assert!(
+        (wall - library.wall_s).abs() < 1e-9,
+        "{wall} s against {} s",
+        library.wall_s
+    );
+    assert!(wall >= report["compute_busy_s"].as_f64().unwrap() && library.compute_busy_s > 0.0);
     std::fs::write(
         &model,
         r#"{"name": "broken", "gflops": {}, "bytes_per_s": {}}"#,

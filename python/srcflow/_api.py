@@ -21,7 +21,8 @@ class Run:
 
     Attributes:
         output: The compressed train: NumPy arrays in quimb layout, right-canonical
-            (left-canonical when oversampling or with a cutoff), or a quimb object of its kind
+            (left-canonical when oversampling or with a cutoff, on three or more sites), or a
+            quimb object of its kind
             when a quimb object went in.
         report: The run's report (times, flops, stalls, memory, environments per tier), as
             `srcflow run --json` prints it.
@@ -139,7 +140,7 @@ def src(
     and compresses it with SRC to bonds of at most `chi_out`: src-method's `src`, argument for
     argument (see the README's table). A leading MPS is a bra used unconjugated. Returns the
     output's site arrays in quimb layout, right-canonical (left-canonical when oversampling or
-    with a cutoff), or a quimb object when one went in. Further keywords (`trace`, `progress`, `prefetch`,
+    with a cutoff, on three or more sites), or a quimb object when one went in. Further keywords (`trace`, `progress`, `prefetch`,
     `batch_cols`, `threads`) are `run`'s."""
     return run(
         *trains, chi_out=chi_out, cutoff=cutoff, oversample=oversample, dtype=dtype,

@@ -19,12 +19,21 @@ def load_script():
 
 
 def close(a, b):
-    """JSON values equal, numbers to a relative 1e-9 (spectra, tails, errors)."""
+    """JSON values equal, numbers to a relative 1e-6 (tails, bounds and errors: ratios of
+    singular values, which another LAPACK build moves in the last digits)."""
     if isinstance(a, list):
         return isinstance(b, list) and len(a) == len(b) and all(close(x, y) for x, y in zip(a, b))
     if isinstance(a, float) or isinstance(b, float):
-        return abs(a - b) <= 1e-9 * max(abs(a), abs(b)) + 1e-15
+        return abs(a - b) <= 1e-6 * max(abs(a), abs(b)) + 1e-15
     return a == b
+
+
+def close_spectra(ours, theirs):
+    """Singular values at every cut equal to 1e-10 of the cut's largest (round-off values near
+    zero differ between LAPACK builds)."""
+    return len(ours) == len(theirs) and all(
+        len(a) == len(b) and np.allclose(a, b, rtol=0, atol=1e-10 * b[0]) for a, b in zip(ours, theirs)
+    )
 
 
 def test_the_committed_fixtures_are_what_the_script_makes(tmp_path):
@@ -45,6 +54,7 @@ def test_the_committed_fixtures_are_what_the_script_makes(tmp_path):
             theirs = json.loads((committed / path).read_text())
             assert ours.keys() == theirs.keys(), path
             for key in ours:
-                assert close(ours[key], theirs[key]), f"{path}: {key}"
+                same = close_spectra if key == "spectra" else close
+                assert same(ours[key], theirs[key]), f"{path}: {key}"
         else:
             assert (script.ROOT / path).read_bytes() == (committed / path).read_bytes(), path

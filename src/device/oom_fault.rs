@@ -87,12 +87,18 @@ mod tests {
 
     #[test]
     fn bad_rates_are_refused_by_name() {
-        for text in ["1.5", "x", "0.1:y", "-0.1"] {
+        // Each error names the culprit: the rate out of range, or the text it could not read.
+        for (text, culprit) in [
+            ("1.5", "must be between 0 and 1, found 1.5"),
+            ("-0.1", "must be between 0 and 1, found -0.1"),
+            (
+                "x",
+                "cannot read out-of-memory fault 'x': expected RATE[:SEED]",
+            ),
+            ("0.1:y", "cannot read out-of-memory fault '0.1:y'"),
+        ] {
             let err = text.parse::<OomFault>().unwrap_err().to_string();
-            assert!(
-                err.contains(text) || err.contains("between 0 and 1"),
-                "{err}"
-            );
+            assert!(err.contains(culprit), "{text}: {err}");
         }
     }
 }

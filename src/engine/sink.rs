@@ -10,7 +10,7 @@ pub trait CoreSink: Sync {
     /// Takes the output core of `site`.
     fn write(&self, site: usize, core: AnyTensor) -> Result<()>;
     /// Keeps a draft of the core of `site` until [`CoreSink::take_draft`] asks for it: an
-    /// oversampled core before rounding, or a core of the left edge before its trim (every
+    /// core before the rounding sweep, or a core of the left edge before its trim (every
     /// run with a bond above what its left side allows uses drafts).
     fn keep_draft(&self, site: usize, core: AnyTensor) -> Result<()>;
     /// Gives back the draft kept for `site`.

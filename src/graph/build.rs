@@ -436,7 +436,7 @@ impl<'a> Builder<'a> {
     }
 
     /// Hands the output core `core` of `site` to the sink: `WriteSite` for a final core,
-    /// `StoreDraft` for an oversampled one the rounding sweep reads back.
+    /// `StoreDraft` for a draft the rounding sweep reads back.
     fn write_site(&mut self, op: Op, site: usize, core: DataId, step: usize) {
         let outputs = match op {
             Op::StoreDraft => vec![DataId::Stored { site }],
@@ -446,7 +446,7 @@ impl<'a> Builder<'a> {
         self.push_io(op, site, (vec![core], outputs), basis, step);
     }
 
-    /// True when the sketch is wider than χ̄, so a rounding sweep must follow.
+    /// True when a rounding sweep must follow: the sketch is wider than χ̄, or a cutoff is set.
     fn rounds(&self) -> bool {
         self.shape.rounds()
     }

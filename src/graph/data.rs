@@ -95,12 +95,13 @@ pub enum DataId {
         /// Site.
         site: usize,
     },
-    /// Receipt for an oversampled output core η_site handed to the sink (it holds no data).
+    /// Receipt for an output core η_site handed to the sink until the rounding sweep (it holds
+    /// no data).
     Stored {
         /// Site.
         site: usize,
     },
-    /// An oversampled output core η_site read back from the sink for the rounding sweep, in
+    /// An output core η_site read back from the sink for the rounding sweep, in
     /// basis form.
     Draft {
         /// Site.

@@ -285,12 +285,14 @@ impl KernelValues<Shape> for Shapes {
         let kept = carry.map_or(left, |c| c[0]);
         let rows = kept * up * down;
         let product = 8.0 * (kept * left * up * down * right) as f64;
+        if step.last {
+            let bytes = (kept * left + left * up * down * right + rows * right) * C128_BYTES;
+            meter.record(product, bytes as u64);
+            return Ok(vec![vec![kept, up, down, right]]);
+        }
         let bytes = (kept * left + left * up * down * right + 2 * rows * right + right * right)
             * C128_BYTES;
         meter.record(product + kernels::svd_flops(rows, right), bytes as u64);
-        if step.last {
-            return Ok(vec![vec![kept, up, down, right]]);
-        }
         let bond = step.cap.min(rows).min(right);
         Ok(vec![vec![kept, up, down, bond], vec![bond, right]])
     }

@@ -31,9 +31,9 @@ pub enum Op {
     Exact,
     /// Hand one output core to the sink (memory or disk).
     WriteSite,
-    /// Hand an oversampled output core to the sink to keep until the rounding sweep.
+    /// Hand an output core to the sink to keep until the rounding sweep.
     StoreDraft,
-    /// Read an oversampled output core back from the sink for the rounding sweep.
+    /// Read an output core back from the sink for the rounding sweep.
     LoadDraft,
     /// One step of the rounding sweep: an SVD truncating the bond right of a site to χ̄.
     Round,

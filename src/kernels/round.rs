@@ -1,4 +1,4 @@
-//! One step of the SVD rounding sweep that follows an oversampled sketch.
+//! One step of the SVD rounding sweep that follows the sketch under `--oversample` or `--cutoff`.
 
 use super::kept_rank;
 use crate::backend::{Backend, DeviceTensor, Gemm};

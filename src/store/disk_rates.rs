@@ -116,19 +116,21 @@ mod tests {
 
     #[test]
     fn bad_rates_are_refused_with_the_text() {
-        for text in [
-            "",
-            "fast",
-            "read=",
-            "read=1MB",
-            "seek=1MB/s",
-            "read=1MB/s,read=2MB/s",
+        // Each error quotes the part it could not read and says what a rate looks like.
+        let rate = "expected a rate like 200MB/s";
+        for (text, culprit) in [
+            ("", "cannot read ''"),
+            ("fast", "cannot read 'fast'"),
+            ("read=", "cannot read ''"),
+            ("read=1MB", "cannot read '1MB'"),
+            ("seek=1MB/s", "cannot read disk rates 'seek=1MB/s'"),
+            (
+                "read=1MB/s,read=2MB/s",
+                "disk rates 'read=1MB/s,read=2MB/s'",
+            ),
         ] {
             let err = text.parse::<DiskRates>().unwrap_err().to_string();
-            assert!(
-                err.contains(&format!("'{text}'")) || err.contains("rate"),
-                "{err}"
-            );
+            assert!(err.contains(culprit) && err.contains(rate), "{text}: {err}");
         }
     }
 }

@@ -255,12 +255,14 @@ impl StackShape {
 }
 
 impl Stack {
-    /// Builds a stack, checking that the layers fit together. A bra stack (an MPS first, used
-    /// without conjugation) is kept in its ket form: reversed, with every MPO transposed.
+    /// Builds a stack, checking that the layers fit together and hold only finite numbers. A bra
+    /// stack (an MPS first, used without conjugation) is kept in its ket form: reversed, with
+    /// every MPO transposed.
     pub fn new(layers: Vec<Layer>) -> Result<Self> {
         let given = Stack { layers };
         let shape = given.shape();
         shape.check(None)?;
+        given.check_finite()?;
         let layers = shape.orientation().ket_form(given.layers, |layer| Layer {
             name: layer.name,
             train: layer.train.transposed(),
@@ -279,6 +281,21 @@ impl Stack {
             })
             .collect();
         Stack::new(layers)
+    }
+
+    /// An error naming the first layer, site and element that is NaN or infinite, if any.
+    fn check_finite(&self) -> Result<()> {
+        for layer in &self.layers {
+            for (site, core) in layer.train.cores().iter().enumerate() {
+                if let Some(index) = core.first_non_finite() {
+                    return Err(Error::Invalid(format!(
+                        "layer '{}', site {site}: element {index} (flat, in [l, r, u, d] order) is NaN or infinite",
+                        layer.name
+                    )));
+                }
+            }
+        }
+        Ok(())
     }
 
     /// The layers in mathematical order.

@@ -12,6 +12,7 @@ pub use trace_format::{check_trace, TraceParts};
 use srcflow::engine::Tiering;
 use srcflow::gen::{generate, ProblemKind, ProblemSpec};
 use srcflow::plan::{Budgets, Plan};
+use srcflow::train::StackShape;
 use srcflow::Tier;
 use srcflow::{Engine, Options, Stack};
 use std::path::Path;
@@ -83,8 +84,8 @@ pub fn engine_for(
 }
 
 /// The plan `engine` makes for `stack`.
-pub fn plan_of(engine: &Engine, stack: &Stack) -> Plan {
-    engine.prepare(&stack.shape()).unwrap().1.unwrap()
+pub fn plan_of(engine: &Engine, stack: &StackShape) -> Plan {
+    engine.prepare(stack).unwrap().1.unwrap()
 }
 
 /// Bytes of the plan's largest environment.
@@ -94,11 +95,11 @@ pub fn largest_env(plan: &Plan) -> u64 {
 
 /// The largest device budget that moves at least one environment to the host.
 pub fn device_budget_with_host_tier(stack: &Stack, scratch: &Path, batch: Option<usize>) -> u64 {
-    device_budget_for(options(batch), stack, scratch)
+    device_budget_for(options(batch), &stack.shape(), scratch)
 }
 
 /// [`device_budget_with_host_tier`] for a run of `options`.
-fn device_budget_for(options: Options, stack: &Stack, scratch: &Path) -> u64 {
+fn device_budget_for(options: Options, stack: &StackShape, scratch: &Path) -> u64 {
     let engine = |device, host| engine_for(options, device, host, scratch, Tiering::default());
     let all_device = plan_of(&engine(PLENTY, PLENTY), stack);
     let env = largest_env(&all_device);
@@ -114,11 +115,15 @@ fn device_budget_for(options: Options, stack: &Stack, scratch: &Path) -> u64 {
 
 /// Budgets (device, host) that put some environments on the host and at least half on disk.
 pub fn budgets_for_every_tier(stack: &Stack, scratch: &Path, batch: Option<usize>) -> (u64, u64) {
-    budgets_for_every_tier_of(options(batch), stack, scratch)
+    budgets_for_every_tier_of(options(batch), &stack.shape(), scratch)
 }
 
 /// [`budgets_for_every_tier`] for a run of `options`.
-pub fn budgets_for_every_tier_of(options: Options, stack: &Stack, scratch: &Path) -> (u64, u64) {
+pub fn budgets_for_every_tier_of(
+    options: Options,
+    stack: &StackShape,
+    scratch: &Path,
+) -> (u64, u64) {
     let engine = |device, host| engine_for(options, device, host, scratch, Tiering::default());
     let device = device_budget_for(options, stack, scratch);
     let all_device = plan_of(&engine(PLENTY, PLENTY), stack);
