@@ -6,17 +6,25 @@
 #   benches/vs_src_method.sh            # both cases of issue 2, 3 repetitions each
 #   REPS=5 CASES="small" benches/vs_src_method.sh
 #
-# Times: srcflow's wall time of `srcflow run` (reading inputs and writing outputs included), by
-# default and with --no-fold (each site's cores contracted in both kernels, as src-method does);
-# src-method's time of its `src(...)` call only (loading with NumPy excluded); quimb's of the second
-# of two identical calls in one process (the first pays for imports and contraction-path
-# searches; QUIMB=0 skips quimb). Best of REPS runs each, alternating the tools. Accuracy: the exact product is too costly here (bond D*chi = 2048 and
-# 4096: its QR-sweep distance alone takes ~9 min for the small case), so each output is measured
-# against a chi_out = 2x reference run of srcflow, and srcflow's output against src-method's.
+# Times, two spans on each side, both tools with THREADS threads (default: the logical CPUs;
+# srcflow's --threads, the peers' OMP/OpenBLAS/MKL thread counts):
+# - whole processes: `srcflow run` from start to exit against `python tools/peer_src_method.py`
+#   from start to exit (Python's start, imports, loading the .npy files and writing the output
+#   included on that side; reading and writing them on srcflow's);
+# - the compression alone: srcflow's `wall_s` (the sweep, without opening the problem, building
+#   the graph and planning) against src-method's `src(...)` call (its planning included).
+# srcflow also with --no-fold (each site's cores contracted in both kernels, as src-method does);
+# quimb's time is its second of two identical calls in one process (the first pays for imports
+# and contraction-path searches; QUIMB=0 skips quimb). Best of REPS runs each, alternating the
+# tools. Accuracy: the exact product is too costly here (bond D*chi = 2048 and 4096), so each
+# output is measured against two chi_out = 2x references, one made by srcflow and one by
+# src-method, and srcflow's output against src-method's.
 set -euo pipefail
 REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$REPO"
 REPS="${REPS:-3}"
+THREADS="${THREADS:-$(nproc)}"
+export OMP_NUM_THREADS="$THREADS" OPENBLAS_NUM_THREADS="$THREADS" MKL_NUM_THREADS="$THREADS"
 CASES="${CASES:-small large}"
 WORK="${SRCFLOW_BENCH_DIR:-$REPO/target/bench/vs-src-method}"
 cargo build --release --quiet
@@ -25,9 +33,19 @@ PY="$(tools/peer_venv.sh | tail -1)"
 rm -rf "$WORK" && mkdir -p "$WORK"
 field() { python3 -c "import json,sys; print(json.load(sys.stdin)['$1'])"; }
 best() { python3 -c "import sys; print(min(float(x) for x in sys.argv[1:]))" "$@"; }
+# Runs "$@": its stdout in $OUT, its whole-process seconds in $SECONDS_TAKEN.
+timed() {
+    local t0 t1
+    t0="$(date +%s.%N)"
+    OUT="$("$@")"
+    t1="$(date +%s.%N)"
+    SECONDS_TAKEN="$(python3 -c "import sys; print(float(sys.argv[2]) - float(sys.argv[1]))" "$t0" "$t1")"
+}
 ZGEMM="$(cargo bench --quiet --bench zgemm_rate 2>/dev/null | tail -1 | field zgemm_gflops)"
 
-echo "| case | srcflow s | srcflow --no-fold s | src-method s | speed-up | quimb s | vs quimb | srcflow GFLOP (no fold) | srcflow GFLOP/s | % of zgemm ($ZGEMM GFLOP/s) | srcflow error | src-method error | quimb error | error vs | srcflow ↔ src-method |"
+echo "Threads: $THREADS on each side; best of REPS=$REPS."
+echo
+echo "| case | srcflow s: process / wall_s | srcflow --no-fold wall_s | src-method s: process / src() call | speed-up: processes / compression | quimb s | vs quimb | srcflow GFLOP (no fold) | srcflow GFLOP/s | % of zgemm ($ZGEMM GFLOP/s) | srcflow error | src-method error | quimb error | errors against | srcflow ↔ src-method |"
 echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
 for case in $CASES; do
     case "$case" in
@@ -38,17 +56,21 @@ for case in $CASES; do
     dir="$WORK/$case"
     mkdir -p "$dir"
     "$BIN" gen random "$dir/problem" --sites $n --bond $chi --mpo-bond $D --seed 1 >/dev/null
-    ours=() unfolded=() theirs=() quimb=() rates=()
+    ours=() unfolded=() theirs=() quimb=() rates=() ours_process=() theirs_process=()
     for rep in $(seq "$REPS"); do
         rm -rf "$dir/srcflow" "$dir/peer" "$dir/unfolded"
-        report="$("$BIN" run "$dir/problem" --chi-out $chi_out --out "$dir/srcflow" --json)"
+        timed "$BIN" run "$dir/problem" --chi-out $chi_out --out "$dir/srcflow" --threads "$THREADS" --json
+        report="$OUT"
+        ours_process+=("$SECONDS_TAKEN")
         ours+=("$(echo "$report" | field wall_s)")
         rates+=("$(echo "$report" | field gflops_per_s)")
         flops="$(echo "$report" | field flops)"
-        plain="$("$BIN" run "$dir/problem" --chi-out $chi_out --out "$dir/unfolded" --no-fold --json)"
+        plain="$("$BIN" run "$dir/problem" --chi-out $chi_out --out "$dir/unfolded" --no-fold --threads "$THREADS" --json)"
         unfolded+=("$(echo "$plain" | field wall_s)")
         plain_flops="$(echo "$plain" | field flops)"
-        theirs+=("$("$PY" tools/peer_src_method.py "$dir/problem" --chi-out $chi_out --out "$dir/peer" --seed 0 | field seconds)")
+        timed "$PY" tools/peer_src_method.py "$dir/problem" --chi-out $chi_out --out "$dir/peer" --seed 0
+        theirs+=("$(echo "$OUT" | field seconds)")
+        theirs_process+=("$SECONDS_TAKEN")
         if [ "${QUIMB:-1}" != 0 ]; then
             rm -rf "$dir/quimb"
             quimb+=("$("$PY" tools/peer_quimb.py "$dir/problem" --chi-out $chi_out --out "$dir/quimb" --seed 0 2>"$dir/quimb.log" | field seconds)") \
@@ -58,25 +80,39 @@ for case in $CASES; do
     t_ours="$(best "${ours[@]}")"
     t_unfolded="$(best "${unfolded[@]}")"
     t_theirs="$(best "${theirs[@]}")"
+    p_ours="$(best "${ours_process[@]}")"
+    p_theirs="$(best "${theirs_process[@]}")"
     t_quimb=nan e_quimb=nan
     [ "${#quimb[@]}" = 0 ] || t_quimb="$(best "${quimb[@]}")"
     rate="$(python3 -c "import sys; print(max(float(x) for x in sys.argv[1:]))" "${rates[@]}")"
-    against="chi_out $((2 * chi_out)) run"
-    reference="$dir/reference"
-    "$BIN" run "$dir/problem" --chi-out $((2 * chi_out)) --out "$reference" --seed 7 >/dev/null
-    e_ours="$("$BIN" distance "$dir/srcflow" "$reference")"
-    e_theirs="$("$BIN" distance "$dir/peer" "$reference")"
+    # Two references at 2x chi_out: srcflow's (seed 7) and src-method's (seed 7); errors are
+    # given against each, srcflow's first.
+    ref_ours="$dir/reference-srcflow" ref_peer="$dir/reference-src-method"
+    "$BIN" run "$dir/problem" --chi-out $((2 * chi_out)) --out "$ref_ours" --seed 7 --threads "$THREADS" >/dev/null
+    "$PY" tools/peer_src_method.py "$dir/problem" --chi-out $((2 * chi_out)) --out "$ref_peer" --seed 7 >/dev/null
+    against_both() {
+        local ours peers
+        ours="$("$BIN" distance "$1" "$ref_ours")"
+        peers="$("$BIN" distance "$1" "$ref_peer")"
+        echo "$ours / $peers"
+    }
+    e_ours="$(against_both "$dir/srcflow")"
+    e_theirs="$(against_both "$dir/peer")"
     mutual="$("$BIN" distance "$dir/srcflow" "$dir/peer")"
-    if [ "$t_quimb" != nan ]; then e_quimb="$("$BIN" distance "$dir/quimb" "$reference")"; fi
-    python3 - "$case" "$n" "$chi" "$D" "$chi_out" "$t_ours" "$t_unfolded" "$t_theirs" "$t_quimb" "$e_quimb" "$flops" "$plain_flops" "$rate" "$ZGEMM" "$e_ours" "$e_theirs" "$against" "$mutual" <<'PY'
+    if [ "$t_quimb" != nan ]; then e_quimb="$(against_both "$dir/quimb")"; fi
+    python3 - "$case" "$n" "$chi" "$D" "$chi_out" "$t_ours" "$p_ours" "$t_unfolded" "$t_theirs" "$p_theirs" "$t_quimb" "$e_quimb" "$flops" "$plain_flops" "$rate" "$ZGEMM" "$e_ours" "$e_theirs" "$mutual" <<'PY'
 import sys
-(case, n, chi, D, chi_out, ours, unfolded, theirs, quimb, e_quimb, flops, plain_flops, rate, zgemm,
- e_ours, e_theirs, against, mutual) = sys.argv[1:]
-ours, unfolded, theirs, quimb, rate, zgemm = map(float, (ours, unfolded, theirs, quimb, rate, zgemm))
+(case, n, chi, D, chi_out, ours, p_ours, unfolded, theirs, p_theirs, quimb, e_quimb, flops,
+ plain_flops, rate, zgemm, e_ours, e_theirs, mutual) = sys.argv[1:]
+ours, p_ours, unfolded, theirs, p_theirs, quimb, rate, zgemm = map(
+    float, (ours, p_ours, unfolded, theirs, p_theirs, quimb, rate, zgemm))
 flops, plain_flops = float(flops) / 1e9, float(plain_flops) / 1e9
-print(f"| {case}: n={n}, chi={chi}, D={D}, chi_out={chi_out} | {ours:.3f} | {unfolded:.3f} | {theirs:.3f} "
-      f"| {theirs / ours:.2f}x | {quimb:.3f} | {quimb / ours:.2f}x | {flops:.1f} ({plain_flops:.1f}) "
-      f"| {rate:.1f} | {100 * rate / zgemm:.0f} % | {float(e_ours):.4e} | {float(e_theirs):.4e} "
-      f"| {float(e_quimb):.4e} | {against} | {float(mutual):.3e} |")
+def errors(text):
+    return " / ".join("nan" if x.strip() == "nan" else f"{float(x):.4e}" for x in text.split("/"))
+print(f"| {case}: n={n}, chi={chi}, D={D}, chi_out={chi_out} | {p_ours:.3f} / {ours:.3f} "
+      f"| {unfolded:.3f} | {p_theirs:.3f} / {theirs:.3f} | {p_theirs / p_ours:.2f}x / {theirs / ours:.2f}x "
+      f"| {quimb:.3f} | {quimb / ours:.2f}x | {flops:.1f} ({plain_flops:.1f}) "
+      f"| {rate:.1f} | {100 * rate / zgemm:.0f} % | {errors(e_ours)} | {errors(e_theirs)} "
+      f"| {errors(e_quimb)} | 2x chi_out: srcflow's / src-method's | {float(mutual):.3e} |")
 PY
 done

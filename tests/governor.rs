@@ -149,7 +149,7 @@ fn two_devices_with_faults_and_a_cutoff_end_with_the_fault_free_result() {
             (
                 "shrinking",
                 DeviceOptions {
-                    capacity_schedule: "1MiB@10".parse::<CapacitySchedule>().unwrap(),
+                    capacity_schedule: "1280KiB@10".parse::<CapacitySchedule>().unwrap(),
                     ..DeviceOptions::default()
                 },
             ),

@@ -147,15 +147,58 @@ fn the_dense_reference_agrees_with_numpys_einsum_and_svd() {
     }
 }
 
+/// The backends this machine has: the CPU, and CUDA where it has a device (else named as not
+/// run), so a GPU backend is held to NumPy's products too.
+fn backends() -> Vec<&'static str> {
+    let mut backends = vec!["cpu"];
+    if srcflow::backend::CudaBackend::device_count() > 0 {
+        backends.push("cuda");
+    } else {
+        eprintln!("backend cuda: not run (no CUDA device on this machine)");
+    }
+    backends
+}
+
+/// Every fixture at full rank, on every backend here, equals NumPy's product (all failures are
+/// listed, not only the first).
 #[test]
 fn runs_at_full_rank_give_numpys_exact_product() {
     let tmp = tempfile::tempdir().unwrap();
-    for f in fixtures() {
-        let out = tmp.path().join(&f.name);
-        run_into(&["run", &f.problem(), "--chi-out", "1000"], &out);
-        let error = relative_distance(&dense_output(&out), &f.dense);
-        assert!(error < f.tolerance(), "{}: {error:e}", f.name);
+    let mut wrong = Vec::new();
+    for backend in backends() {
+        for f in fixtures() {
+            let out = tmp.path().join(format!("{}-{backend}", f.name));
+            let args = [
+                "run",
+                &f.problem(),
+                "--chi-out",
+                "1000",
+                "--backend",
+                backend,
+            ];
+            let mut all = args.to_vec();
+            all.extend(["--out", out.to_str().unwrap()]);
+            let output = srcflow(&all).output().unwrap();
+            if !output.status.success() {
+                wrong.push(format!(
+                    "{} on {backend}: {}",
+                    f.name,
+                    stderr(&output).trim()
+                ));
+                continue;
+            }
+            let error = relative_distance(&dense_output(&out), &f.dense);
+            if error >= f.tolerance() {
+                wrong.push(format!("{} on {backend}: {error:.3e} from NumPy's", f.name));
+            }
+        }
     }
+    assert!(
+        wrong.is_empty(),
+        "{} fixtures wrong:\n{}",
+        wrong.len(),
+        wrong.join("\n")
+    );
 }
 
 /// Truncated runs: never better than the optimum allows (the largest tail at any cut), and within

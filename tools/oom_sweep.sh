@@ -19,6 +19,15 @@ trap 'rm -rf "$work"' EXIT
 mkdir "$work/scratch"
 "$srcflow" gen random "$work/problem" --sites 32 --bond 32 --mpo-bond 4 >/dev/null
 budgets=(--chi-out 32 --device-memory 1MB --host-memory 26.5MB --scratch-dir "$work/scratch")
+# The plan for these budgets must put environments on all three tiers; say how many on each.
+tiers=$("$srcflow" plan "$work/problem" "${budgets[@]}" --json | python3 -c '
+import json, sys
+tiers = json.load(sys.stdin)["tiers"]
+counts = {t: sum(1 for x in tiers if str(x).lower() == t) for t in ("device", "host", "disk")}
+print(" ".join(f"{t} {n}" for t, n in counts.items()))
+sys.exit(0 if all(counts.values()) else 1)
+') || { echo "the budgets no longer put environments on device, host and disk: $tiers" >&2; exit 1; }
+echo "environments per tier: $tiers"
 "$srcflow" run "$work/problem" "${budgets[@]}" --out "$work/reference" >/dev/null
 
 failed=0 panics=0 leaked=0 bitwise=0 unexplained=0 worst=0 injected=0 rewrites=0

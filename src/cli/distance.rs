@@ -22,7 +22,7 @@ pub struct DistanceArgs {
     exact: bool,
 }
 
-/// Work above which contracting exact products needs `--exact` (about 15 s on a laptop).
+/// Work above which contracting exact products needs `--exact`.
 const MOST_FLOPS: f64 = 5e11;
 /// Memory of the products above which contracting them needs `--exact`.
 const MOST_BYTES: u64 = 2 << 30;

@@ -1,6 +1,7 @@
 //! The order in which a kernel folds its operands into one tensor, chosen by dry runs on
 //! shapes: with a layer of large bond in a deep stack (the reference run's M of bond 4000 among
-//! bonds of 4), absorbing it first does 3× fewer flops than absorbing the stack bottom first.
+//! bonds of 4), absorbing it first does fewer flops than absorbing the stack bottom first (the
+//! flops of the order chosen: `tools/reference_flops.sh`).
 //! The same dry runs and rule ([`cheapest`]) choose the environment kernel's order.
 
 use super::contract_into::contract_into;

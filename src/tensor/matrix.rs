@@ -45,7 +45,7 @@ pub fn thin_qr_row_major<T: Scalar>(
 }
 
 /// QRs with fewer than this many `m·n²` multiply-adds run on one thread: splitting them across
-/// threads cost more than it saved (measured on the benchmark problems: 0.10 s → 0.06 s).
+/// threads cost more than it saved on the benchmark problems.
 const PARALLEL_QR: usize = 1 << 24;
 
 /// The thin Q and R factors of `a` (Householder QR), threaded only when the matrix is large.
