@@ -1,74 +1,114 @@
 #!/usr/bin/env bash
-# The simulator against real runs (issue 6): calibrates a model of this machine, then runs and
-# simulates the same problem in three configurations (in memory; environments spilled to disk;
-# spilled to a disk throttled to DISK_RATE) with two prefetch policies (none, bandwidth), and
-# prints a markdown table of measured and predicted wall times for benches/README.md. These are
-# in-sample: `calibrate` fits its kernels on sweeps of the same site shapes (20 sites, D = 16,
-# chi 128 and 256). A second table (OUT_OF_SAMPLE=0 skips it) runs shapes it did not fit, in
-# memory: the seed's MPO·MPO primitive in both orders (issue 21's case) and MPO·MPS with D = 4.
+# The simulator against real runs (issue 21). Calibrates a model of this machine first (its grid
+# of problems is not among those below), then runs and simulates a matrix of shapes: MPO·MPS
+# with chi 64 to 256 and MPO bonds 4 to 32, the seed's MPO·MPO primitive in both orders, and a
+# depth-3 stack; each in memory and out of core (the smallest host budget the planner accepts,
+# plus a tenth, so environments go to disk), on one and on two devices. Prints a markdown table
+# of measured and simulated wall times and the largest and median errors against the targets
+# (15 % and 10 %). Then refines the model with the traces of three of those runs
+# (`calibrate --from-trace`) and predicts a fourth, different run with both models.
 #
-#   benches/simulator.sh                     # n=30, chi=256, D=16, chi_out=256, REPS=2
-#   REPS=3 HOST=270MB DISK_RATE=40MB/s benches/simulator.sh
+#   benches/simulator.sh            # REPS=2: each measurement the best of two runs
+#   REPS=3 benches/simulator.sh
 set -euo pipefail
 REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$REPO"
-REPS="${REPS:-2}" HOST="${HOST:-270MB}" DISK_RATE="${DISK_RATE:-40MB/s}"
-SITES="${SITES:-30}" BOND="${BOND:-256}" MPO="${MPO:-16}" CHI_OUT="${CHI_OUT:-256}"
+REPS="${REPS:-2}"
 WORK="${SRCFLOW_BENCH_DIR:-$REPO/target/bench/simulator}"
 cargo build --release --quiet
 BIN="$REPO/target/release/srcflow"
-rm -rf "$WORK" && mkdir -p "$WORK/scratch"
+rm -rf "$WORK" && mkdir -p "$WORK/scratch" "$WORK/traces"
 "$BIN" calibrate --out "$WORK/model.json" --scratch-dir "$WORK/scratch" >/dev/null
-"$BIN" gen random "$WORK/problem" --sites "$SITES" --bond "$BOND" --mpo-bond "$MPO" --seed 1 >/dev/null
 wall() { python3 -c "import json,sys; print(json.load(sys.stdin)['wall_s'])"; }
-best() { python3 -c "import sys; print(min(float(x) for x in sys.argv[1:]))" "$@"; }
 
-echo "| configuration | prefetch | measured wall s (best of $REPS) | simulated wall s | simulated / measured |"
-echo "|---|---|---|---|---|"
-for config in memory disk throttled; do
-    case "$config" in
-        memory) flags=() ;;
-        disk) flags=(--host-memory "$HOST") ;;
-        throttled) flags=(--host-memory "$HOST" --disk-bandwidth "$DISK_RATE") ;;
-    esac
-    for policy in none bandwidth; do
-        common=("$WORK/problem" --chi-out "$CHI_OUT" --prefetch "$policy" --scratch-dir "$WORK/scratch" "${flags[@]}")
-        runs=()
-        for rep in $(seq "$REPS"); do
-            rm -rf "$WORK/out"
-            runs+=("$("$BIN" run "${common[@]}" --out "$WORK/out" --json | wall)")
-        done
-        measured="$(best "${runs[@]}")"
-        simulated="$("$BIN" simulate "${common[@]}" --model "$WORK/model.json" --json | wall)"
-        python3 -c "import sys; m, s = map(float, sys.argv[3:]); print(f'| {sys.argv[1]} | {sys.argv[2]} | {m:.2f} | {s:.2f} | {s / m:.2f} |')" \
-            "$config" "$policy" "$measured" "$simulated"
+# The smallest host budget (in bytes, plus a tenth) at which the plan of `$@` moves
+# environments off the device; the plan's own peak when none fits lower.
+out_of_core_budget() {
+    python3 - "$BIN" "$@" <<'EOF'
+import json, subprocess, sys
+bin, args = sys.argv[1], sys.argv[2:]
+def plan(extra):
+    p = subprocess.run([bin, "plan", *args, *extra, "--json"], capture_output=True, text=True)
+    return json.loads(p.stdout) if p.returncode == 0 else None
+peak = plan([])["process_peak"]
+for tenth in range(2, 11):
+    budget = peak * tenth // 10
+    p = plan(["--host-memory", f"{budget}B"])
+    if p and any(t != "Device" for t in p["tiers"]):
+        print(budget * 11 // 10)
+        break
+else:
+    print(peak)
+EOF
+}
+
+# Measures (best of REPS) and simulates one configuration; prints a table row and records the
+# ratio. Keeps the last rep's trace as $WORK/traces/$name.json.
+ratios=()
+measure() {
+    local name="$1" problem="$2"
+    shift 2
+    local runs=()
+    for _ in $(seq "$REPS"); do
+        rm -rf "$WORK/out"
+        runs+=("$("$BIN" run "$problem" "$@" --scratch-dir "$WORK/scratch" --out "$WORK/out" \
+            --trace "$WORK/traces/$name.json" --json | wall)")
     done
-done
+    local measured simulated
+    measured="$(python3 -c "import sys; print(min(map(float, sys.argv[1:])))" "${runs[@]}")"
+    simulated="$("$BIN" simulate "$problem" "$@" --scratch-dir "$WORK/scratch" \
+        --model "${MODEL:-$WORK/model.json}" --json | wall)"
+    ratios+=("$(python3 -c "import sys; print(float(sys.argv[2]) / float(sys.argv[1]))" "$measured" "$simulated")")
+    python3 -c "import sys; m, s = map(float, sys.argv[2:]); print(f'| {sys.argv[1]} | {m:.2f} | {s:.2f} | {s / m:.2f} |')" \
+        "$name" "$measured" "$simulated"
+}
 
-[ "${OUT_OF_SAMPLE:-1}" = 0 ] && exit 0
-echo
-echo "Out of sample (shapes the calibration did not fit), in memory, default prefetch:"
-echo
-echo "| problem | run options | measured wall s (best of $REPS) | simulated wall s | simulated / measured |"
-echo "|---|---|---|---|---|"
-while IFS='|' read -r gen run; do
-    problem="$WORK/held-out"
-    rm -rf "$problem"
+echo "| problem · memory · devices | measured wall s (best of $REPS) | simulated wall s | simulated / measured |"
+echo "|---|---|---|---|"
+while IFS='|' read -r name gen run; do
+    problem="$WORK/$name"
     # shellcheck disable=SC2086
     "$BIN" gen $gen "$problem" >/dev/null
-    runs=()
-    for rep in $(seq "$REPS"); do
-        rm -rf "$WORK/out"
+    for devices in 1 2; do
         # shellcheck disable=SC2086
-        runs+=("$("$BIN" run "$problem" $run --out "$WORK/out" --json | wall)")
+        measure "$name · in memory · $devices" "$problem" $run --devices "$devices"
+        # shellcheck disable=SC2086
+        budget="$(out_of_core_budget "$problem" $run --devices "$devices")"
+        # shellcheck disable=SC2086
+        measure "$name · out of core · $devices" "$problem" $run --devices "$devices" --host-memory "${budget}B"
     done
-    measured="$(best "${runs[@]}")"
-    # shellcheck disable=SC2086
-    simulated="$("$BIN" simulate "$problem" $run --model "$WORK/model.json" --json | wall)"
-    python3 -c "import sys; m, s = map(float, sys.argv[3:]); print(f'| gen {sys.argv[1]} | {sys.argv[2]} | {m:.2f} | {s:.2f} | {s / m:.2f} |')" \
-        "$gen" "$run" "$measured" "$simulated"
 done <<'CASES'
-identity --sites 20 --mpo-bond 320 --bond 4|--chi-out 320
-identity --sites 20 --mpo-bond 4 --bond 320|--chi-out 320
-random --sites 30 --bond 128 --mpo-bond 4|--chi-out 128
+MPO·MPS chi 64 D 4|random --sites 100 --bond 64 --mpo-bond 4|--chi-out 64
+MPO·MPS chi 128 D 32|random --sites 30 --bond 128 --mpo-bond 32|--chi-out 128
+MPO·MPS chi 256 D 4|random --sites 30 --bond 256 --mpo-bond 4|--chi-out 256
+MPO·MPS chi 256 D 16|random --sites 30 --bond 256 --mpo-bond 16|--chi-out 256
+MPO·MPO 320 on 4|identity --sites 20 --mpo-bond 320 --bond 4|--chi-out 320
+MPO·MPO 4 on 320|identity --sites 20 --mpo-bond 4 --bond 320|--chi-out 320
+depth 3 chi 128|ising --sites 30 --depth 3 --bond 128|--chi-out 128
 CASES
+echo
+python3 - "${ratios[@]}" <<'EOF'
+import statistics, sys
+errors = [abs(float(r) - 1) for r in sys.argv[1:]]
+largest, median = max(errors), statistics.median(errors)
+verdict = lambda e, target: "meets" if e <= target else "misses"
+print(f"largest error {largest:.1%} ({verdict(largest, 0.15)} the 15 % target), "
+      f"median {median:.1%} ({verdict(median, 0.10)} the 10 % target), over {len(errors)} runs")
+EOF
+
+echo
+echo "Refinement: the model refined with the traces of three runs above, on a fourth run:"
+"$BIN" calibrate --model "$WORK/model.json" --out "$WORK/refined.json" \
+    --from-trace "$WORK/traces/MPO·MPS chi 128 D 32 · in memory · 1.json" \
+    --from-trace "$WORK/traces/MPO·MPO 320 on 4 · in memory · 1.json" \
+    --from-trace "$WORK/traces/depth 3 chi 128 · in memory · 1.json" >/dev/null
+fourth="$WORK/fourth"
+"$BIN" gen random "$fourth" --sites 40 --bond 192 --mpo-bond 8 >/dev/null
+echo
+echo "| model | measured wall s | simulated wall s | error |"
+echo "|---|---|---|---|"
+for model in model refined; do
+    ratios=()
+    row="$(MODEL="$WORK/$model.json" measure "random, 40 sites, chi 192, D 8" "$fourth" --chi-out 192)"
+    python3 -c "import sys; r = sys.argv[2].split('|'); print(f'| {sys.argv[1]} |{r[2]}|{r[3]}| {abs(float(r[4]) - 1):.1%} |')" "$model" "$row"
+done

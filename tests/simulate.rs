@@ -8,7 +8,7 @@ use common::*;
 use srcflow::engine::Tiering;
 use srcflow::graph::Lane;
 use srcflow::sched::Prefetch;
-use srcflow::sim::MachineModel;
+use srcflow::sim::{ComputeModel, MachineModel, Observation};
 use srcflow::store::DiskRates;
 use srcflow::trace::chrome_trace;
 use srcflow::Bandwidth;
@@ -24,9 +24,29 @@ fn machine() -> MachineModel {
         bytes_per_s: lanes.map(|l| (l.name().to_string(), 1e9)).collect(),
         task_overhead_s: 1e-4,
         kernel_overhead_s: BTreeMap::new(),
+        compute: vec![],
+        assumed: false,
         device_has_own_memory: false,
         notes: vec![],
     }
+}
+
+/// A compute model of a device with `threads` threads whose GEMMs run at `gflops` whatever
+/// their shape, with 1 ms per task and 1 ns per byte permuted, fitted to the env tasks of
+/// `graph` timed so.
+fn shape_model(graph: &srcflow::graph::SweepGraph, threads: usize, gflops: f64) -> ComputeModel {
+    let env = graph
+        .graph
+        .node_weights()
+        .filter(|t| t.op == srcflow::graph::Op::Env);
+    let tasks: Vec<Observation> = env
+        .map(|t| Observation {
+            kernel: "env".into(),
+            work: t.work,
+            seconds: 1e-3 + t.work.flops() / (gflops * 1e9) + 1e-9 * t.work.copied_bytes,
+        })
+        .collect();
+    ComputeModel::fitted(threads, &tasks, "synthetic tasks")
 }
 
 #[test]
@@ -53,6 +73,61 @@ fn an_in_memory_run_takes_the_modelled_compute_time() {
     let again = engine.simulate(&graph, &machine()).unwrap().0;
     assert_eq!(again.wall_s, report.wall_s, "a simulation is deterministic");
     check_trace(&chrome_trace(&graph, &log));
+}
+
+#[test]
+fn a_shape_model_times_each_task_by_its_work_with_its_devices_thread_count() {
+    let stack = problem();
+    let engine = srcflow::Engine::builder(CHI_OUT)
+        .graph(srcflow::graph::GraphOptions {
+            devices: 2,
+            ..srcflow::graph::GraphOptions::new(CHI_OUT)
+        })
+        .threads(2)
+        .build()
+        .unwrap();
+    let (graph, _) = engine.prepare(&stack.shape()).unwrap();
+    let (one_thread, two_threads) = (shape_model(&graph, 1, 5.0), shape_model(&graph, 2, 10.0));
+    let model = MachineModel {
+        compute: vec![two_threads, one_thread.clone()],
+        ..machine()
+    };
+    let (report, _) = engine.simulate(&graph, &model).unwrap();
+    // Each of the two devices has one thread: its tasks take the one-thread model's time.
+    let compute = graph
+        .graph
+        .node_weights()
+        .filter(|t| t.lane == Lane::Compute);
+    let modelled: f64 = compute
+        .map(|t| 1e-4 + one_thread.seconds(t.op.name(), &t.work))
+        .sum();
+    assert!(
+        (report.compute_busy_s - modelled).abs() <= 1e-6 * modelled,
+        "compute busy {} s, modelled {modelled} s",
+        report.compute_busy_s
+    );
+    // Only env tasks were fitted: the others are reported as extrapolated.
+    let coverage = &report.model_coverage;
+    let env = coverage.iter().find(|k| k.kernel == "env").unwrap();
+    let qr = coverage.iter().find(|k| k.kernel == "qr").unwrap();
+    assert_eq!(qr.extrapolated, qr.tasks, "{coverage:?}");
+    assert!(
+        qr.note.as_deref().unwrap().contains("no qr task"),
+        "{coverage:?}"
+    );
+    assert_eq!(env.extrapolated, 0, "{coverage:?}");
+    assert!(report.to_string().contains("qr: "), "{report}");
+    // An assumed model says so for every task.
+    let assumed = MachineModel {
+        assumed: true,
+        ..model
+    };
+    let report = engine.simulate(&graph, &assumed).unwrap().0;
+    assert!(report
+        .model_coverage
+        .iter()
+        .all(|k| k.extrapolated == k.tasks));
+    assert!(report.to_string().contains("assumed"), "{report}");
 }
 
 #[test]
@@ -106,6 +181,16 @@ fn simulate_and_calibrate_on_the_command_line() {
     let written: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&model).unwrap()).unwrap();
     assert!(written["gflops"]["fold"].as_f64().is_some(), "{written}");
+    let cores = std::thread::available_parallelism().unwrap().get();
+    let fitted = written["compute"].as_array().unwrap();
+    assert_eq!(
+        fitted[0]["threads"], cores,
+        "one device with every thread first: {written}"
+    );
+    assert_eq!(
+        fitted.len(),
+        1 + (cores >= 2) as usize + (cores >= 4) as usize
+    );
     assert!(
         written["name"].as_str().unwrap().contains(" cores, "),
         "the model names its machine: {written}"
@@ -131,6 +216,7 @@ fn simulate_and_calibrate_on_the_command_line() {
         library.wall_s
     );
     assert!(wall >= report["compute_busy_s"].as_f64().unwrap() && library.compute_busy_s > 0.0);
+    refine_from_traces(tmp.path(), &dir, &model);
     std::fs::write(
         &model,
         r#"{"name": "broken", "gflops": {}, "bytes_per_s": {}}"#,
@@ -146,6 +232,82 @@ fn simulate_and_calibrate_on_the_command_line() {
         message.contains("model.json") && message.contains("gflops.env"),
         "{message}"
     );
+}
+
+/// `calibrate --from-trace` adds a real run's compute tasks to `model`'s fit for its thread
+/// count, and refuses a simulated run's trace and a trace without task shapes by name.
+fn refine_from_traces(tmp: &std::path::Path, dir: &str, model: &std::path::Path) {
+    let (trace, out) = (tmp.join("run.json"), tmp.join("out"));
+    let ran = srcflow(&["run", dir, "--chi-out", "32", "--threads", "1", "--trace"])
+        .arg(&trace)
+        .arg("--out")
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(ran.status.success(), "{}", stderr(&ran));
+    let refined = tmp.join("refined.json");
+    let calibrate = |traces: &[&std::path::Path]| {
+        let mut command = srcflow(&["calibrate", "--model", model.to_str().unwrap(), "--out"]);
+        command.arg(&refined);
+        for t in traces {
+            command.arg("--from-trace").arg(t);
+        }
+        command.output().unwrap()
+    };
+    let done = calibrate(&[&trace]);
+    assert!(done.status.success(), "{}", stderr(&done));
+    let (before, after) = (
+        MachineModel::read(model).unwrap(),
+        MachineModel::read(&refined).unwrap(),
+    );
+    let tasks = chrome_tasks(&trace);
+    let one_thread = |m: &MachineModel| m.compute.iter().find(|c| c.threads == 1).cloned();
+    let refined_model = one_thread(&after).expect("a one-thread model after refining");
+    let observed_before = one_thread(&before).map_or(0, |c| c.fit.observations);
+    assert_eq!(refined_model.fit.observations, observed_before + tasks);
+    assert!(
+        refined_model.fitted_on.last().unwrap().contains("run.json"),
+        "{refined_model:?}"
+    );
+    let simulated = tmp.join("simulated.json");
+    let sim = srcflow(&[
+        "simulate",
+        dir,
+        "--chi-out",
+        "32",
+        "--model",
+        model.to_str().unwrap(),
+    ])
+    .arg("--trace")
+    .arg(&simulated)
+    .output()
+    .unwrap();
+    assert!(sim.status.success(), "{}", stderr(&sim));
+    std::fs::remove_file(&refined).unwrap();
+    for (bad, says) in [
+        (simulated.as_path(), "simulated run"),
+        (model, "threads_per_device"),
+    ] {
+        let refused = calibrate(&[&trace, bad]);
+        let message = stderr(&refused);
+        assert!(!refused.status.success());
+        assert!(
+            message.contains(bad.file_name().unwrap().to_str().unwrap()) && message.contains(says),
+            "{message}"
+        );
+        assert!(!refined.exists(), "nothing written on an error");
+    }
+}
+
+/// Compute slices with their work in the trace at `path`.
+fn chrome_tasks(path: &std::path::Path) -> usize {
+    let trace: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let events = trace["traceEvents"].as_array().unwrap();
+    events
+        .iter()
+        .filter(|e| !e["args"]["work"].is_null())
+        .count()
 }
 
 #[test]

@@ -5,7 +5,7 @@
 use super::{Backend, DeviceTensor, Gemm};
 use crate::error::Result;
 use crate::tensor::{
-    keeps_layout, permutation, ContractionPlan, Labeled, Leg, Meter, Operand, OperandLayout,
+    keeps_layout, permutation, ContractionPlan, Labeled, Leg, Meter, Operand, OperandLayout, Work,
 };
 
 /// A tensor held by `backend`, which runs what a kernel asks of it; the value is the complex
@@ -103,7 +103,7 @@ impl Operand for Labeled<BackendTensor<'_>> {
         let (a, b) = (&self.value, &other.value);
         let (da, db) = (a.tensor.dims(), b.tensor.dims());
         let plan = ContractionPlan::new(&self.legs, da, &other.legs, db, batch);
-        meter.record(plan.flops(), plan.peak_bytes(da, db));
+        meter.record_step(plan.work(da, db), plan.peak_bytes(da, db));
         let (pa, transpose_a) =
             a.gemm_operand(plan.layout_a(da), &plan.perm_a, &plan.perm_a_transposed)?;
         let (pb, transpose_b) =
@@ -125,7 +125,8 @@ impl Operand for Labeled<BackendTensor<'_>> {
     fn arrange(self, order: &[Leg], meter: &mut Meter) -> Result<Self> {
         let perm = permutation(&self.legs, order);
         if !keeps_layout(self.value.tensor.dims(), &perm) {
-            meter.record(0.0, 2 * self.value.tensor.bytes());
+            let elements = self.value.tensor.dims().iter().product();
+            meter.record_step(Work::copy(elements), 2 * self.value.tensor.bytes());
         }
         let value = self
             .value

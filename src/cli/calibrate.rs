@@ -1,8 +1,11 @@
-//! `srcflow calibrate`: measures a machine model of this machine for `srcflow simulate`.
+//! `srcflow calibrate`: measures a machine model of this machine for `srcflow simulate`, or
+//! refines one from the traces of runs.
 
 use super::machine_calibration::calibrate;
+use super::trace_refinement::refine;
 use clap::Args;
 use srcflow::io::existing_parent;
+use srcflow::sim::MachineModel;
 use srcflow::Result;
 use std::path::PathBuf;
 
@@ -12,19 +15,31 @@ pub struct CalibrateArgs {
     /// Where to write the model (JSON); its folder must exist.
     #[arg(long, default_value = "machine-model.json")]
     out: PathBuf,
-    /// Where the disk probe and the calibration problem go (removed afterwards).
+    /// Where the disk probe and the calibration problems go (removed afterwards).
     #[arg(long, value_name = "DIR", default_value_os_t = std::env::temp_dir())]
     scratch_dir: PathBuf,
     /// Kernel threads (0: one per core).
     #[arg(long, default_value_t = 0)]
     threads: usize,
+    /// Instead of measuring, refine the compute models of --model with the compute tasks of
+    /// these traces of `srcflow run --trace` (repeat the flag for more runs).
+    #[arg(long, value_name = "TRACE", requires = "model")]
+    from_trace: Vec<PathBuf>,
+    /// The model --from-trace refines.
+    #[arg(long, value_name = "FILE", requires = "from_trace")]
+    model: Option<PathBuf>,
 }
 
 /// Runs `srcflow calibrate`.
 pub fn run(args: CalibrateArgs) -> Result<()> {
     existing_parent(&args.out, "model")?;
-    srcflow::backend::BackendKind::cpu_backends(1, args.threads)?;
-    let model = calibrate(&args.scratch_dir, args.threads)?;
+    let model = match &args.model {
+        Some(path) => refine(MachineModel::read(path)?, &args.from_trace)?,
+        None => {
+            srcflow::backend::BackendKind::cpu_backends(1, args.threads)?;
+            calibrate(&args.scratch_dir, args.threads)?
+        }
+    };
     model.write(&args.out)?;
     println!(
         "{}",

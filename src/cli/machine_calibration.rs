@@ -1,24 +1,71 @@
-//! `calibrate`: measures a [`MachineModel`] of this machine — kernel rates and fixed costs from
-//! two sweeps of generated problems read from disk, the input lane from those reads, the copy
+//! `calibrate`: measures a [`MachineModel`] of this machine — compute models fitted to the
+//! tasks of sweeps over a grid of generated problems read from disk (on one device with every
+//! thread, and on 2 and 4 devices sharing them), the input lane from those reads, the copy
 //! lanes from memcpy, the disk lanes from a spill file written and read back.
 
 use srcflow::engine::Engine;
 use srcflow::error::Result;
 use srcflow::gen::{generate, ProblemKind, ProblemSpec};
-use srcflow::graph::Lane;
+use srcflow::graph::{GraphOptions, Lane};
 use srcflow::io::{write_stack, OutputDir, ProblemDir};
 use srcflow::sched::RunLog;
-use srcflow::sim::MachineModel;
+use srcflow::sim::{ComputeModel, MachineModel, Observation};
 use srcflow::store::{ScratchDir, SpillFile, Throttle};
 use srcflow::tensor::{Tensor, C64};
 use srcflow::CancelToken;
 use srcflow::Options;
 use std::collections::BTreeMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 /// Bytes moved by the copy and disk measurements.
 const PROBE_BYTES: usize = 256 << 20;
+
+/// One problem of the calibration grid.
+struct GridProblem {
+    kind: ProblemKind,
+    sites: usize,
+    /// The state's bond (the second MPO's for identity), and χ̄ unless the MPO's is larger.
+    bond: usize,
+    mpo_bond: usize,
+    depth: usize,
+}
+
+/// The calibration grid: problems whose tasks span the shapes of MPO·MPS products (bonds 48 to
+/// 384, MPO bonds 6 to 48), both orders of the MPO·MPO product and a depth-3 stack, each
+/// small enough to sweep in about a second.
+const GRID: [GridProblem; 7] = [
+    grid(ProblemKind::Random, 16, 96, 8, 1),
+    grid(ProblemKind::Random, 16, 192, 24, 1),
+    grid(ProblemKind::Random, 16, 48, 48, 1),
+    grid(ProblemKind::Random, 14, 384, 6, 1),
+    grid(ProblemKind::Identity, 14, 6, 240, 1),
+    grid(ProblemKind::Identity, 14, 240, 6, 1),
+    grid(ProblemKind::Ising, 16, 96, 2, 3),
+];
+
+/// A grid problem (a `const` constructor for the table above).
+const fn grid(
+    kind: ProblemKind,
+    sites: usize,
+    bond: usize,
+    mpo_bond: usize,
+    depth: usize,
+) -> GridProblem {
+    GridProblem {
+        kind,
+        sites,
+        bond,
+        mpo_bond,
+        depth,
+    }
+}
+
+/// The grid in words, for the model's notes.
+const GRID_NOTE: &str = "random MPO·MPS of (sites, bond, MPO bond) (16, 96, 8), (16, 192, 24), (16, 48, 48) and (14, 384, 6); identity MPO·MPO of bonds 240 and 6 in both orders on 14 sites; Ising depth 3 on 16 sites of bond 96; chi = the larger bond";
+
+/// Most devices the thread counts are calibrated for (1, 2, 4 devices sharing the threads).
+const MOST_DEVICES: usize = 4;
 
 /// A model of this machine with `threads` kernel threads (0: all cores); scratch files go under
 /// `scratch` and are removed.
@@ -30,35 +77,36 @@ pub fn calibrate(scratch: &Path, threads: usize) -> Result<MachineModel> {
 }
 
 fn measure(work: &Path, threads: usize) -> Result<MachineModel> {
-    let small = calibration_sweep(&work.join("small"), threads, 128)?;
-    let large = calibration_sweep(&work.join("large"), threads, 256)?;
-    let (mut gflops, mut fixed) = (BTreeMap::new(), BTreeMap::new());
-    for op in ["env", "fold", "sketch", "qr", "project"] {
-        let points: Vec<(f64, f64)> = [&small, &large]
+    let problems = write_grid(work)?;
+    let total = match threads {
+        0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
+        t => t,
+    };
+    let mut compute = Vec::new();
+    let mut one_device = Vec::new();
+    for devices in (0..)
+        .map(|i| 1 << i)
+        .take_while(|&d| d <= MOST_DEVICES.min(total))
+    {
+        let logs = problems
             .iter()
-            .flat_map(|log| log.events.iter())
-            .filter(|e| e.op.name() == op)
-            .map(|e| (e.flops, e.end - e.start))
-            .collect();
-        if points.is_empty() {
-            continue; // a kernel the sweeps did not run (the model then rates it by another)
+            .map(|(dir, chi)| sweep(work, dir, *chi, devices, total))
+            .collect::<Result<Vec<RunLog>>>()?;
+        let observations: Vec<Observation> = logs.iter().flat_map(compute_tasks).collect();
+        let source = format!("calibration grid on {devices} device(s)");
+        compute.push(ComputeModel::fitted(
+            total / devices,
+            &observations,
+            &source,
+        ));
+        if devices == 1 {
+            one_device = logs;
         }
-        let (seconds, per_flop) = fit_line(&points);
-        gflops.insert(op.to_string(), 1.0 / per_flop / 1e9);
-        fixed.insert(op.to_string(), seconds);
     }
-    gflops.insert("exact".into(), gflops["env"]);
-    fixed.insert("exact".into(), fixed["env"]);
-    gflops.insert("first".into(), gflops["sketch"]);
-    fixed.insert("first".into(), mean_seconds(&[&small, &large], "first"));
-    let io = small.events.iter().filter(|e| e.lane == Lane::Io);
-    let (bytes, seconds) = io.fold((0.0, 0.0), |(b, s), e| {
-        (b + e.bytes as f64, s + e.end - e.start)
-    });
     let copy = memcpy_rate();
     let (write, read) = disk_rates(work)?;
     let bytes_per_s = [
-        ("io", bytes / seconds.max(1e-9)),
+        ("io", io_rate(&one_device)),
         ("download", copy),
         ("upload", copy),
         ("collective", copy),
@@ -67,30 +115,107 @@ fn measure(work: &Path, threads: usize) -> Result<MachineModel> {
     ];
     Ok(MachineModel {
         name: format!("{} (srcflow calibrate)", this_machine()),
-        gflops,
+        gflops: mean_rates(&one_device),
         bytes_per_s: bytes_per_s.iter().map(|&(k, v)| (k.into(), v)).collect(),
         task_overhead_s: 0.0,
-        kernel_overhead_s: fixed,
+        kernel_overhead_s: BTreeMap::new(),
+        compute,
+        assumed: false,
         device_has_own_memory: false,
         notes: vec![
-            "kernels: seconds = overhead + flops / rate, fitted by least squares to every task of two sweeps of a random MPO·MPS (20 sites, MPO bond 16, bond = chi = 128 and 256) read from disk".into(),
-            "exact: rated as env (the two-site path is not measured)".into(),
-            "first: rated as sketch, with the mean time of its tasks as its fixed cost (one tiny task per sweep: too few to fit a rate)".into(),
-            "io lane: the input reads of the smaller sweep".into(),
+            format!("compute: per-task models from shapes (graphs/README.md), fitted to every task of sweeps of a grid of problems read from disk: {GRID_NOTE}"),
+            "gflops: each kernel's mean rate over the grid on one device, used only where no compute model is fitted; exact rated as env, first as sketch".into(),
+            "io lane: the input reads of the grid on one device".into(),
             format!("copy and collective lanes: memcpy of {} MiB; disk lanes: a spill file of {} MiB written and read back", PROBE_BYTES >> 20, PROBE_BYTES >> 20),
         ],
     })
 }
 
-/// The mean seconds of the `op` tasks in `logs` (0 without any).
-fn mean_seconds(logs: &[&RunLog], op: &str) -> f64 {
-    let times: Vec<f64> = logs
+/// Writes the grid's problems under `work`; returns each folder with its χ̄.
+fn write_grid(work: &Path) -> Result<Vec<(PathBuf, usize)>> {
+    GRID.iter()
+        .enumerate()
+        .map(|(i, p)| {
+            let spec = ProblemSpec {
+                sites: p.sites,
+                bond: p.bond,
+                mpo_bond: p.mpo_bond,
+                depth: p.depth,
+                ..ProblemSpec::default()
+            };
+            let dir = work.join(format!("problem-{i}"));
+            write_stack(&dir, &generate(p.kind, &spec)?)?;
+            Ok((dir, p.bond.max(p.mpo_bond)))
+        })
+        .collect()
+}
+
+/// Sweeps the problem in `dir` at χ̄ = `chi` on `devices` devices sharing `threads` threads,
+/// its output under `work` (removed after); returns its log. The block cache is emptied first,
+/// so that each sweep maps its memory afresh, as a run in a new process does.
+fn sweep(work: &Path, dir: &Path, chi: usize, devices: usize, threads: usize) -> Result<RunLog> {
+    srcflow::alloc::release_cached_if_idle();
+    let problem = ProblemDir::open(dir)?;
+    let engine = Engine::new(Options {
+        threads,
+        graph: GraphOptions {
+            devices,
+            ..GraphOptions::new(chi)
+        },
+        ..Options::new(chi)
+    })?;
+    let (graph, _) = engine.prepare(problem.shape())?;
+    let out = work.join("out");
+    let output = OutputDir::create(&out, graph.output_kind(), graph.sites())?;
+    let (_, log) = engine.run_graph_logged(&graph, &problem, &output)?;
+    output.commit()?;
+    std::fs::remove_dir_all(&out).map_err(|e| srcflow::Error::io(&out, e))?;
+    Ok(log)
+}
+
+/// The compute tasks of `log` as observations.
+fn compute_tasks(log: &RunLog) -> Vec<Observation> {
+    log.events
         .iter()
-        .flat_map(|log| log.events.iter())
-        .filter(|e| e.op.name() == op)
-        .map(|e| e.end - e.start)
+        .filter(|e| e.lane == Lane::Compute)
+        .map(|e| Observation {
+            kernel: e.op.name().to_string(),
+            work: e.work,
+            seconds: e.end - e.start,
+        })
+        .collect()
+}
+
+/// Each kernel's GFLOP/s over the tasks of `logs` (exact as env, first as sketch).
+fn mean_rates(logs: &[RunLog]) -> BTreeMap<String, f64> {
+    let mut sums: BTreeMap<String, (f64, f64)> = BTreeMap::new();
+    for e in logs.iter().flat_map(|log| &log.events) {
+        if e.lane == Lane::Compute && e.flops > 0.0 {
+            let sum = sums.entry(e.op.name().to_string()).or_default();
+            *sum = (sum.0 + e.flops, sum.1 + e.end - e.start);
+        }
+    }
+    let mut rates: BTreeMap<String, f64> = sums
+        .into_iter()
+        .map(|(k, (flops, s))| (k, flops / s.max(1e-9) / 1e9))
         .collect();
-    times.iter().sum::<f64>() / times.len().max(1) as f64
+    for (kernel, like) in [("exact", "env"), ("first", "sketch")] {
+        let rate = rates.get(like).copied().unwrap_or(1.0);
+        rates.entry(kernel.into()).or_insert(rate);
+    }
+    rates
+}
+
+/// Bytes per second of the input reads of `logs`.
+fn io_rate(logs: &[RunLog]) -> f64 {
+    let io = logs
+        .iter()
+        .flat_map(|l| &l.events)
+        .filter(|e| e.lane == Lane::Io);
+    let (bytes, seconds) = io.fold((0.0, 0.0), |(b, s), e| {
+        (b + e.bytes as f64, s + e.end - e.start)
+    });
+    bytes / seconds.max(1e-9)
 }
 
 /// This machine in words: its host name, cores and processor, as Linux reports them.
@@ -103,48 +228,6 @@ fn this_machine() -> String {
         .map_or("", |(_, name)| name.trim());
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     format!("{}: {cores} cores, {processor}", host.trim())
-}
-
-/// Least-squares line `seconds = a + b · flops` through `points`, with `a ≥ 0` and `b > 0`.
-fn fit_line(points: &[(f64, f64)]) -> (f64, f64) {
-    let n = points.len().max(1) as f64;
-    let (mx, my) = points
-        .iter()
-        .fold((0.0, 0.0), |(x, y), p| (x + p.0 / n, y + p.1 / n));
-    let (sxy, sxx) = points.iter().fold((0.0, 0.0), |(xy, xx), p| {
-        (xy + (p.0 - mx) * (p.1 - my), xx + (p.0 - mx) * (p.0 - mx))
-    });
-    let slope = if sxx > 0.0 { sxy / sxx } else { 0.0 };
-    if slope > 0.0 && my - slope * mx >= 0.0 {
-        return (my - slope * mx, slope);
-    }
-    let through_zero =
-        points.iter().map(|p| p.1).sum::<f64>() / points.iter().map(|p| p.0).sum::<f64>().max(1.0);
-    (0.0, through_zero.max(1e-15))
-}
-
-/// Runs a calibration problem (bond = χ̄ = `chi`) from the folder `work` (made here, inside
-/// the scratch directory); returns its log.
-fn calibration_sweep(work: &Path, threads: usize, chi: usize) -> Result<RunLog> {
-    std::fs::create_dir(work).map_err(|e| srcflow::Error::io(work, e))?;
-    let spec = ProblemSpec {
-        sites: 20,
-        bond: chi,
-        mpo_bond: 16,
-        ..ProblemSpec::default()
-    };
-    let dir = work.join("problem");
-    write_stack(&dir, &generate(ProblemKind::Random, &spec)?)?;
-    let problem = ProblemDir::open(&dir)?;
-    let engine = Engine::new(Options {
-        threads,
-        ..Options::new(chi)
-    })?;
-    let (graph, _) = engine.prepare(problem.shape())?;
-    let output = OutputDir::create(&work.join("out"), graph.output_kind(), graph.sites())?;
-    let (_, log) = engine.run_graph_logged(&graph, &problem, &output)?;
-    output.commit()?;
-    Ok(log)
 }
 
 /// Bytes per second of a large memcpy (the copy lanes of the CPU backend).

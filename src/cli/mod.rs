@@ -20,6 +20,7 @@ mod run;
 mod simulate;
 mod svd;
 mod tiering;
+mod trace_refinement;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;

@@ -109,6 +109,11 @@ impl Engine {
         self.backends[0].as_ref()
     }
 
+    /// Kernel threads of each device.
+    fn threads_per_device(&self) -> Vec<usize> {
+        self.backends.iter().map(|b| b.threads()).collect()
+    }
+
     /// The options this engine runs with.
     pub fn options(&self) -> &Options {
         &self.options
@@ -269,7 +274,8 @@ impl Engine {
         let log = sched::run(graph, &router, sched, governor);
         let (wall_s, after) = (start.elapsed().as_secs_f64(), alloc::stats());
         drop(lease);
-        let log = log?;
+        let mut log = log?;
+        log.threads_per_device = self.threads_per_device();
         let mut report = Report::new(graph, &log, wall_s, self.backend());
         report.threads = self.backends.iter().map(|b| b.threads()).sum();
         tracing::info!(
@@ -294,10 +300,16 @@ impl Engine {
         machine.validate()?;
         let machine = machine.clone().with_disk_caps(self.tiering.disk_rates);
         let (sched, governor, _) = self.schedule(graph, DeviceMemory::Simulated)?;
-        let log = sched::simulate(graph, &ModelExecutor::new(graph), sched, governor, &machine)?;
+        let threads = self.threads_per_device();
+        let timer = machine.timer(&threads);
+        let executor = ModelExecutor::new(graph);
+        let mut log = sched::simulate(graph, &executor, sched, governor, &timer)?;
+        log.threads_per_device = threads;
+        log.simulated = true;
         let wall = log.events.iter().map(|e| e.end).fold(0.0, f64::max);
         let mut report = Report::new(graph, &log, wall, self.backend());
         report.backend = format!("model: {}", machine.name);
+        report.model_coverage = crate::sim::coverage(&machine, graph, &log.threads_per_device);
         Ok((report, log))
     }
 

@@ -4,6 +4,7 @@ use super::{DeviceUse, MemoryReport};
 use crate::backend::Backend;
 use crate::graph::{capped_chi_out, Lane, Op, Pass, SweepGraph};
 use crate::sched::{RunLog, Stalls, TaskEvent};
+use crate::sim::KernelCoverage;
 use crate::store::TierBytes;
 use crate::{ByteSize, Tier};
 use serde::Serialize;
@@ -65,6 +66,9 @@ pub struct Report {
     pub blocks_released: usize,
     /// What the memory governor did: refusals, failed allocations, releases, rewrites.
     pub memory: MemoryReport,
+    /// For a simulated run, how well the machine model knows each kernel's tasks.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub model_coverage: Vec<KernelCoverage>,
 }
 
 /// What one lane did in one pass.
@@ -123,6 +127,7 @@ impl Report {
             blocks_mapped: 0,
             blocks_released: 0,
             memory: MemoryReport::of(log),
+            model_coverage: vec![],
         }
     }
 }
@@ -220,8 +225,41 @@ impl fmt::Display for Report {
         if !self.memory.is_quiet() {
             write!(f, "\ndevice memory  {}", self.memory)?;
         }
+        for (i, line) in coverage_lines(&self.model_coverage).iter().enumerate() {
+            let label = if i == 0 { "model" } else { "" };
+            write!(f, "\n{label:<14} {line}")?;
+        }
         Ok(())
     }
+}
+
+/// How well the machine model knows the simulated tasks, in words: one line for a reason
+/// that holds for every task, else the kernels within the fitted shapes, then one line per
+/// kernel with tasks outside them.
+fn coverage_lines(kernels: &[KernelCoverage]) -> Vec<String> {
+    let notes: std::collections::BTreeSet<_> = kernels.iter().map(|k| &k.note).collect();
+    let all_out = kernels.iter().all(|k| k.extrapolated == k.tasks);
+    if let (true, [Some(why)]) = (all_out, &notes.into_iter().collect::<Vec<_>>()[..]) {
+        let tasks: usize = kernels.iter().map(|k| k.tasks).sum();
+        return vec![format!("all {tasks} compute tasks extrapolated: {why}")];
+    }
+    let seen: Vec<&str> = kernels
+        .iter()
+        .filter(|k| k.extrapolated == 0)
+        .map(|k| k.kernel.as_str())
+        .collect();
+    let mut lines = vec![];
+    if !seen.is_empty() {
+        lines.push(format!("within the fitted shapes: {}", seen.join(", ")));
+    }
+    for k in kernels.iter().filter(|k| k.extrapolated > 0) {
+        let why = k.note.as_deref().unwrap_or("outside the fitted shapes");
+        lines.push(format!(
+            "{}: {} of {} task(s) extrapolated ({why})",
+            k.kernel, k.extrapolated, k.tasks
+        ));
+    }
+    lines
 }
 
 impl Report {

@@ -2,7 +2,7 @@
 
 use super::{Cols, DataId, GraphOptions, Lane, Op, Pass, Shared, SweepGraph, Task};
 use crate::error::Result;
-use crate::tensor::Meter;
+use crate::tensor::{Meter, Work};
 use crate::train::StackShape;
 use petgraph::stable_graph::{NodeIndex, StableDiGraph};
 use std::collections::HashMap;
@@ -260,6 +260,7 @@ impl<'a> Builder<'a> {
             inputs,
             outputs,
             flops: 0.0,
+            work: Work::default(),
             peak_bytes: 0,
             moved_bytes: 0,
             lane: op.lane(),
@@ -268,6 +269,7 @@ impl<'a> Builder<'a> {
         };
         let cost = self.shape.task_cost(&task);
         task.flops = cost.flops;
+        task.work = cost.work;
         task.peak_bytes = cost.peak_bytes;
         task
     }
@@ -348,6 +350,7 @@ impl<'a> Builder<'a> {
             inputs,
             outputs,
             flops: cost.flops,
+            work: cost.work,
             peak_bytes: cost.peak_bytes,
             moved_bytes,
             lane,
@@ -383,8 +386,8 @@ impl<'a> Builder<'a> {
     ) {
         let elements: usize = self.shape.value_dims(id).iter().product();
         let cost = Meter {
-            flops: 0.0,
             peak_bytes: (elements * C128_BYTES) as u64,
+            ..Meter::default()
         };
         self.push(op, site, io, cost, step);
     }

@@ -6,7 +6,7 @@
 use super::{Cols, Op, SweepGraph, Task};
 use crate::error::{Error, Result};
 use crate::kernels::{self, legs, RoundStep};
-use crate::tensor::{Labeled, Leg, Meter, Operand, Shape};
+use crate::tensor::{Labeled, Leg, Meter, Operand, Shape, Work};
 
 /// What a task's kernel needs besides contracting its inputs: the operands it makes (ones at
 /// the ends of the chain, the sketch Ω) and the steps that are not contractions (conjugation,
@@ -262,12 +262,13 @@ impl KernelValues<Shape> for Shapes {
         let rows: usize = y[1..].iter().product();
         let rank = cols.min(rows);
         let bytes = (rows * cols + rows * rank) * C128_BYTES;
-        meter.record(kernels::qr_flops(rows, cols), 2 * bytes as u64);
+        let qr = Work::factorization(kernels::qr_flops(rows, cols));
+        meter.record_step(qr, 2 * bytes as u64);
         if rank <= max_rank {
             return Ok([&[rank], &y[1..]].concat());
         }
-        let truncate = kernels::svd_flops(rank, rank) + 8.0 * (rows * rank * max_rank) as f64;
-        meter.record(truncate, 0);
+        let svd = Work::factorization(kernels::svd_flops(rank, rank));
+        meter.record_step(svd + Work::gemm(1, rows, max_rank, rank, 0), 0);
         Ok([&[max_rank], &y[1..]].concat())
     }
 
@@ -284,15 +285,16 @@ impl KernelValues<Shape> for Shapes {
         };
         let kept = carry.map_or(left, |c| c[0]);
         let rows = kept * up * down;
-        let product = 8.0 * (kept * left * up * down * right) as f64;
+        let product = Work::gemm(1, kept, up * down * right, left, 0);
         if step.last {
             let bytes = (kept * left + left * up * down * right + rows * right) * C128_BYTES;
-            meter.record(product, bytes as u64);
+            meter.record_step(product, bytes as u64);
             return Ok(vec![vec![kept, up, down, right]]);
         }
         let bytes = (kept * left + left * up * down * right + 2 * rows * right + right * right)
             * C128_BYTES;
-        meter.record(product + kernels::svd_flops(rows, right), bytes as u64);
+        let svd = Work::factorization(kernels::svd_flops(rows, right));
+        meter.record_step(product + svd, bytes as u64);
         let bond = step.cap.min(rows).min(right);
         Ok(vec![vec![kept, up, down, bond], vec![bond, right]])
     }
@@ -311,10 +313,8 @@ impl KernelValues<Shape> for Shapes {
         let (p0, p1) = (lu * ld, ru * rd);
         let bond = left.iter().product::<usize>() / p0;
         let small = p0.min(p1) as f64;
-        meter.record(
-            8.0 * (bond * p0 * p1) as f64 + 8.0 * 4.0 * (p0 * p1) as f64 * small,
-            0,
-        );
+        let svd = Work::factorization(8.0 * 4.0 * (p0 * p1) as f64 * small);
+        meter.record_step(Work::gemm(1, p0, p1, bond, 0) + svd, 0);
         let rank = chi_out.min(p0).min(p1);
         Ok(vec![vec![1, lu, ld, rank], vec![rank, ru, rd, 1]])
     }

@@ -2,6 +2,7 @@
 
 use super::{Cols, DataId, Op, Stage, SweepGraph, Task};
 use crate::error::{Error, Result};
+use crate::tensor::Work;
 use crate::Tier;
 use petgraph::stable_graph::NodeIndex;
 use petgraph::visit::EdgeRef;
@@ -82,6 +83,7 @@ impl SweepGraph {
                 inputs: vec![value],
                 outputs: vec![next],
                 flops: 0.0,
+                work: Work::default(),
                 peak_bytes: 2 * bytes,
                 moved_bytes: bytes,
                 lane: op.lane(),

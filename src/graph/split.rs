@@ -74,6 +74,7 @@ impl SweepGraph {
                 cols: Some(half),
                 within: Some(task.within.unwrap_or(cols)),
                 flops: cost.flops,
+                work: cost.work,
                 peak_bytes: cost.peak_bytes,
                 ..task.clone()
             });

@@ -1,6 +1,7 @@
 //! `Task`: one node of the sweep graph, with everything a scheduler needs to know about it.
 
 use super::{Cols, DataId, Pass, Shared};
+use crate::tensor::Work;
 use crate::Tier;
 use serde::{Deserialize, Serialize};
 use std::fmt;
@@ -220,6 +221,9 @@ pub struct Task {
     pub outputs: Vec<DataId>,
     /// Real floating-point operations.
     pub flops: f64,
+    /// Its work by kind of step (compute tasks), which performance models time.
+    #[serde(default)]
+    pub work: Work,
     /// Bytes alive at its peak, inputs and outputs included.
     pub peak_bytes: u64,
     /// Bytes it moves between tiers or files (read, write, spill and fetch tasks; 0 for compute).

@@ -45,6 +45,7 @@ impl SweepGraph {
                 .retain(|id| !matches!(id, DataId::Folded { .. }));
             task.inputs.extend(&fold.inputs);
             task.flops = cost.flops;
+            task.work = cost.work;
             task.peak_bytes = cost.peak_bytes;
         }
         Ok(readers)

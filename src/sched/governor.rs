@@ -446,6 +446,7 @@ mod tests {
             inputs: vec![],
             outputs: vec![],
             flops: 0.0,
+            work: crate::tensor::Work::default(),
             peak_bytes: 0,
             moved_bytes: 0,
             lane: Lane::Compute,

@@ -6,6 +6,7 @@ use crate::backend::PrimitiveTimes;
 use crate::device::PoolUsage;
 use crate::graph::{Cols, Lane, Op, Pass, SweepGraph, Task};
 use crate::store::TierBytes;
+use crate::tensor::Work;
 use petgraph::stable_graph::NodeIndex;
 use std::time::Instant;
 
@@ -34,6 +35,8 @@ pub struct TaskEvent {
     pub end: f64,
     /// Real flops it did.
     pub flops: f64,
+    /// Its work by kind of step (compute tasks).
+    pub work: Work,
     /// Bytes it moved between tiers or files.
     pub bytes: u64,
     /// The time its backend primitives took, by kind (zero where the backend does not count).
@@ -69,6 +72,10 @@ pub struct RunLog {
     pub governor: GovernorLog,
     /// The graph as the run left it, when the governor rewrote nodes into half batches.
     pub graph_after: Option<SweepGraph>,
+    /// Kernel threads of each device (empty when not known).
+    pub threads_per_device: Vec<usize>,
+    /// True for the log of a simulated run (its times come from a model, not a measurement).
+    pub simulated: bool,
 }
 
 impl Default for RunLog {
@@ -89,6 +96,8 @@ impl RunLog {
             stall_spells: Vec::new(),
             governor: GovernorLog::default(),
             graph_after: None,
+            threads_per_device: Vec::new(),
+            simulated: false,
         }
     }
 
@@ -134,6 +143,7 @@ impl RunLog {
             start: secs(start),
             end: secs(end),
             flops: task.flops,
+            work: task.work,
             bytes: task.moved_bytes,
             primitives,
         });

@@ -1,6 +1,8 @@
 //! `MachineModel`: how fast a machine computes each kernel and moves bytes on each lane, read
-//! from JSON (`graphs/*.json`).
+//! from JSON (`graphs/*.json`): compute tasks timed from their shapes by a [`ComputeModel`] of
+//! the device's thread count where the model has one, else by one rate per kernel.
 
+use super::compute_model::ComputeModel;
 use crate::error::{Error, Result};
 use crate::graph::{Lane, Task};
 use crate::sched::TaskTimer;
@@ -10,7 +12,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 /// Kernels a model must rate.
-const KERNELS: [&str; 6] = ["env", "sketch", "qr", "project", "first", "exact"];
+const RATED_KERNELS: [&str; 6] = ["env", "sketch", "qr", "project", "first", "exact"];
 
 /// A machine as the simulator sees it.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -31,6 +33,14 @@ pub struct MachineModel {
     /// GEMMs run below the rate that large ones reach).
     #[serde(default)]
     pub kernel_overhead_s: BTreeMap<String, f64>,
+    /// Compute times from task shapes, one model per kernel thread count of a device (written
+    /// by `srcflow calibrate`); a model without them times compute by `gflops`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub compute: Vec<ComputeModel>,
+    /// True when the rates are assumed rather than measured on the machine (a GPU no one has
+    /// calibrated yet): `simulate` says so.
+    #[serde(default)]
+    pub assumed: bool,
     /// True for a device with memory of its own (a GPU): its budget is apart from the host's.
     /// False (the default) when the device is host memory, as on the CPU backend.
     #[serde(default)]
@@ -71,7 +81,7 @@ impl MachineModel {
     /// Every kernel and lane rated, with positive, finite rates.
     fn check(&self) -> std::result::Result<(), String> {
         let lanes = Lane::ALL.iter().filter(|&&l| l != Lane::Compute);
-        let wanted = KERNELS
+        let wanted = RATED_KERNELS
             .iter()
             .map(|k| ("gflops", &self.gflops, *k))
             .chain(lanes.map(|l| ("bytes_per_s", &self.bytes_per_s, l.name())));
@@ -114,17 +124,50 @@ impl MachineModel {
     }
 }
 
-impl TaskTimer for MachineModel {
+impl MachineModel {
+    /// The compute model for a device with `threads` kernel threads: the one fitted for that
+    /// count, else the one of the nearest count (`None` when the model has none).
+    pub fn compute_for(&self, threads: usize) -> Option<&ComputeModel> {
+        self.compute
+            .iter()
+            .min_by_key(|c| c.threads.abs_diff(threads))
+    }
+
+    /// A timer of tasks on this machine for devices with `threads_per_device` kernel threads.
+    pub fn timer(&self, threads_per_device: &[usize]) -> ModelTimer<'_> {
+        ModelTimer {
+            machine: self,
+            compute: threads_per_device
+                .iter()
+                .map(|&t| self.compute_for(t))
+                .collect(),
+        }
+    }
+}
+
+/// Times tasks on a [`MachineModel`], each device's compute by the model of its thread count.
+pub struct ModelTimer<'a> {
+    machine: &'a MachineModel,
+    compute: Vec<Option<&'a ComputeModel>>,
+}
+
+impl TaskTimer for ModelTimer<'_> {
     fn seconds(&self, task: &Task) -> f64 {
+        let machine = self.machine;
         let work = match task.lane {
             Lane::Compute => {
                 let kernel = task.op.name();
-                let fixed = self.kernel_overhead_s.get(kernel).copied().unwrap_or(0.0);
-                fixed + task.flops / (self.rate(kernel) * 1e9)
+                match self.compute.get(task.device).copied().flatten() {
+                    Some(model) => model.seconds(kernel, &task.work),
+                    None => {
+                        let fixed = machine.kernel_overhead_s.get(kernel).copied();
+                        fixed.unwrap_or(0.0) + task.flops / (machine.rate(kernel) * 1e9)
+                    }
+                }
             }
-            lane => task.moved_bytes as f64 / self.bytes_per_s[lane.name()],
+            lane => task.moved_bytes as f64 / machine.bytes_per_s[lane.name()],
         };
-        self.task_overhead_s + work
+        machine.task_overhead_s + work
     }
 }
 
@@ -134,7 +177,10 @@ mod tests {
     use crate::Bandwidth;
 
     fn model() -> MachineModel {
-        let gflops = KERNELS.iter().map(|k| (k.to_string(), 10.0)).collect();
+        let gflops = RATED_KERNELS
+            .iter()
+            .map(|k| (k.to_string(), 10.0))
+            .collect();
         let bytes_per_s = Lane::ALL
             .iter()
             .filter(|&&l| l != Lane::Compute)
@@ -146,6 +192,8 @@ mod tests {
             bytes_per_s,
             task_overhead_s: 0.0,
             kernel_overhead_s: BTreeMap::new(),
+            compute: vec![],
+            assumed: false,
             device_has_own_memory: false,
             notes: vec![],
         }

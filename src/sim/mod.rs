@@ -2,8 +2,14 @@
 //! graph is replayed on by the same dispatcher, planner, prefetch policies and memory governor
 //! as real runs, on a virtual clock ([`crate::Engine::simulate`], with the engine's
 //! `ModelExecutor`). `srcflow simulate` runs it; `srcflow calibrate` measures a model of this
-//! machine.
+//! machine and refines it from the traces of runs.
 
+mod compute_model;
+mod coverage;
+mod least_squares;
 mod machine;
 
-pub use machine::MachineModel;
+pub use compute_model::{ComputeModel, Observation, Reach, SeenShapes, KERNELS};
+pub use coverage::{coverage, KernelCoverage};
+pub use least_squares::NormalEquations;
+pub use machine::{MachineModel, ModelTimer};

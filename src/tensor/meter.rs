@@ -1,6 +1,6 @@
 //! `Meter`: counts the floating-point work and peak memory of a kernel.
 
-use super::DType;
+use super::{DType, Work};
 
 /// Work and memory counted while a kernel runs (or is dry-run on shapes).
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
@@ -9,6 +9,8 @@ pub struct Meter {
     pub flops: f64,
     /// Largest number of bytes alive at once inside the kernel, inputs included.
     pub peak_bytes: u64,
+    /// The work by kind of step, for performance models.
+    pub work: Work,
 }
 
 impl Meter {
@@ -18,6 +20,7 @@ impl Meter {
         Meter {
             flops: self.flops * dtype.flops_per_fma() / 8.0,
             peak_bytes: self.peak_bytes * dtype.bytes() as u64 / 16,
+            work: self.work.in_dtype(dtype),
         }
     }
 
@@ -25,5 +28,12 @@ impl Meter {
     pub fn record(&mut self, flops: f64, bytes: u64) {
         self.flops += flops;
         self.peak_bytes = self.peak_bytes.max(bytes);
+    }
+
+    /// Records one step of kind `work` with `bytes` alive (its flops are the GEMM's and the
+    /// factorization's).
+    pub fn record_step(&mut self, work: Work, bytes: u64) {
+        self.record(work.flops(), bytes);
+        self.work = self.work + work;
     }
 }

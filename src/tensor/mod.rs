@@ -12,6 +12,7 @@ pub(crate) use permute::{keeps_layout, permute_elements, row_major_strides};
 mod plan;
 pub(crate) use plan::{ContractionPlan, OperandLayout};
 mod scalar;
+mod work;
 
 pub use any::AnyTensor;
 pub use any::Typed;
@@ -23,3 +24,4 @@ pub(crate) use operand::permutation;
 pub(crate) use operand::Shape;
 pub use operand::{Labeled, Operand};
 pub use scalar::Scalar;
+pub use work::Work;

@@ -7,7 +7,7 @@
 
 use super::permute::keeps_layout;
 use super::plan::ContractionPlan;
-use super::{Leg, Meter, C64};
+use super::{Leg, Meter, Work, C64};
 use crate::error::Result;
 
 /// Dimensions without data: the dry-run stand-in for a tensor.
@@ -64,7 +64,8 @@ impl Operand for Labeled<Shape> {
 
     fn contract(&self, other: &Self, batch: &[Leg], meter: &mut Meter) -> Result<Self> {
         let plan = ContractionPlan::new(&self.legs, &self.value, &other.legs, &other.value, batch);
-        meter.record(plan.flops(), plan.peak_bytes(&self.value, &other.value));
+        let work = plan.work(&self.value, &other.value);
+        meter.record_step(work, plan.peak_bytes(&self.value, &other.value));
         Ok(Labeled {
             legs: plan.legs,
             value: plan.dims,
@@ -75,7 +76,8 @@ impl Operand for Labeled<Shape> {
         let perm = permutation(&self.legs, order);
         let len: usize = self.value.iter().product();
         if !keeps_layout(&self.value, &perm) {
-            meter.record(0.0, (2 * len * std::mem::size_of::<C64>()) as u64);
+            let bytes = 2 * len * std::mem::size_of::<C64>();
+            meter.record_step(Work::copy(len), bytes as u64);
         }
         Ok(Labeled {
             legs: order.to_vec(),

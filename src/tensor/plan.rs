@@ -1,7 +1,7 @@
 //! `ContractionPlan`: how two labelled arrays are contracted as one batched GEMM.
 
 use super::permute::keeps_layout;
-use super::Leg;
+use super::{Leg, Work};
 
 /// Axis permutations and GEMM sizes for contracting two labelled arrays.
 ///
@@ -95,9 +95,11 @@ impl ContractionPlan {
         }
     }
 
-    /// Real flops of the contraction (8 per complex multiply-add).
-    pub fn flops(&self) -> f64 {
-        8.0 * self.batch as f64 * self.m as f64 * self.n as f64 * self.k as f64
+    /// The work of the contraction of `a` of `dims_a` by `b` of `dims_b`: its GEMMs and the
+    /// copies into GEMM order.
+    pub fn work(&self, dims_a: &[usize], dims_b: &[usize]) -> Work {
+        let copied = self.copied_elements(dims_a, dims_b);
+        Work::gemm(self.batch, self.m, self.n, self.k, copied)
     }
 
     /// How `a` of `dims` enters the GEMM.

@@ -12,6 +12,7 @@ use super::write_whole;
 use crate::error::Result;
 use crate::graph::{Lane, LaneId, Op, SweepGraph};
 use crate::sched::{RunLog, TaskEvent};
+use crate::tensor::Work;
 use petgraph::visit::EdgeRef;
 use petgraph::Direction;
 use serde_json::{json, Value};
@@ -70,7 +71,9 @@ pub fn chrome_trace(graph: &SweepGraph, log: &RunLog) -> Value {
             .expect("finite")
     });
     events.extend(timed);
-    json!({ "traceEvents": events, "displayTimeUnit": "ms" })
+    let run = json!({"devices": graph.devices, "threads_per_device": log.threads_per_device,
+                     "dtype": graph.dtype.name(), "simulated": log.simulated});
+    json!({ "traceEvents": events, "displayTimeUnit": "ms", "otherData": { "srcflow": run } })
 }
 
 /// Writes the trace to `path` (through a temporary file, so a failure leaves nothing).
@@ -123,6 +126,10 @@ fn slice(graph: &SweepGraph, event: &TaskEvent) -> Value {
     if event.flops > 0.0 {
         args["flops"] = json!(event.flops);
         args["gflops_per_s"] = json!(event.flops / seconds.max(1e-12) / 1e9);
+    }
+    if event.work != Work::default() {
+        args["work"] = json!(event.work);
+        args["device"] = json!(event.device);
     }
     if !event.primitives.is_zero() {
         args["gemm_s"] = json!(event.primitives.gemm_s);
