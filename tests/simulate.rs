@@ -46,7 +46,7 @@ fn shape_model(graph: &srcflow::graph::SweepGraph, threads: usize, gflops: f64) 
             seconds: 1e-3 + t.work.flops() / (gflops * 1e9) + 1e-9 * t.work.copied_bytes,
         })
         .collect();
-    ComputeModel::fitted(threads, &tasks, "synthetic tasks")
+    ComputeModel::fitted(threads, &tasks, &[2e-4], "synthetic tasks")
 }
 
 #[test]
@@ -265,6 +265,11 @@ fn refine_from_traces(tmp: &std::path::Path, dir: &str, model: &std::path::Path)
     let refined_model = one_thread(&after).expect("a one-thread model after refining");
     let observed_before = one_thread(&before).map_or(0, |c| c.fit.observations);
     assert_eq!(refined_model.fit.observations, observed_before + tasks);
+    let gaps_before = one_thread(&before).map_or(0, |c| c.dispatch_gaps);
+    assert!(
+        refined_model.dispatch_gaps > gaps_before,
+        "the run's dispatch gaps count"
+    );
     assert!(
         refined_model.fitted_on.last().unwrap().contains("run.json"),
         "{refined_model:?}"

@@ -1,21 +1,20 @@
 //! `calibrate`: measures a [`MachineModel`] of this machine — compute models fitted to the
-//! tasks of sweeps over a grid of generated problems read from disk (on one device with every
-//! thread, and on 2 and 4 devices sharing them), the input lane from those reads, the copy
-//! lanes from memcpy, the disk lanes from a spill file written and read back.
+//! traces of `srcflow run` over a grid of generated problems read from disk (each run its own
+//! process, as a user's is; on one device with every thread, and on 2 and 4 devices sharing
+//! them), the input lane from those runs' reads, the copy lanes from memcpy, the disk lanes
+//! from a spill file written and read back.
 
-use srcflow::engine::Engine;
-use srcflow::error::Result;
+use super::trace_refinement::{add_runs, read_run, TracedRun};
+use srcflow::error::{Error, Result};
 use srcflow::gen::{generate, ProblemKind, ProblemSpec};
-use srcflow::graph::{GraphOptions, Lane};
-use srcflow::io::{write_stack, OutputDir, ProblemDir};
-use srcflow::sched::RunLog;
-use srcflow::sim::{ComputeModel, MachineModel, Observation};
+use srcflow::io::write_stack;
+use srcflow::sim::MachineModel;
 use srcflow::store::{ScratchDir, SpillFile, Throttle};
 use srcflow::tensor::{Tensor, C64};
 use srcflow::CancelToken;
-use srcflow::Options;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use std::process::Command;
 use std::time::Instant;
 
 /// Bytes moved by the copy and disk measurements.
@@ -38,9 +37,9 @@ const GRID: [GridProblem; 7] = [
     grid(ProblemKind::Random, 16, 96, 8, 1),
     grid(ProblemKind::Random, 16, 192, 24, 1),
     grid(ProblemKind::Random, 16, 48, 48, 1),
-    grid(ProblemKind::Random, 14, 384, 6, 1),
-    grid(ProblemKind::Identity, 14, 6, 240, 1),
-    grid(ProblemKind::Identity, 14, 240, 6, 1),
+    grid(ProblemKind::Random, 20, 384, 6, 1),
+    grid(ProblemKind::Identity, 16, 6, 288, 1),
+    grid(ProblemKind::Identity, 16, 288, 6, 1),
     grid(ProblemKind::Ising, 16, 96, 2, 3),
 ];
 
@@ -62,7 +61,7 @@ const fn grid(
 }
 
 /// The grid in words, for the model's notes.
-const GRID_NOTE: &str = "random MPO·MPS of (sites, bond, MPO bond) (16, 96, 8), (16, 192, 24), (16, 48, 48) and (14, 384, 6); identity MPO·MPO of bonds 240 and 6 in both orders on 14 sites; Ising depth 3 on 16 sites of bond 96; chi = the larger bond";
+const GRID_NOTE: &str = "random MPO·MPS of (sites, bond, MPO bond) (16, 96, 8), (16, 192, 24), (16, 48, 48) and (20, 384, 6); identity MPO·MPO of bonds 288 and 6 in both orders on 16 sites; Ising depth 3 on 16 sites of bond 96; chi = the larger bond. dispatch_s: the median gap between a compute task and the next one on its device whose inputs were ready";
 
 /// Most devices the thread counts are calibrated for (1, 2, 4 devices sharing the threads).
 const MOST_DEVICES: usize = 4;
@@ -88,19 +87,17 @@ fn measure(work: &Path, threads: usize) -> Result<MachineModel> {
         .map(|i| 1 << i)
         .take_while(|&d| d <= MOST_DEVICES.min(total))
     {
-        let logs = problems
+        let runs = problems
             .iter()
             .map(|(dir, chi)| sweep(work, dir, *chi, devices, total))
-            .collect::<Result<Vec<RunLog>>>()?;
-        let observations: Vec<Observation> = logs.iter().flat_map(compute_tasks).collect();
-        let source = format!("calibration grid on {devices} device(s)");
-        compute.push(ComputeModel::fitted(
-            total / devices,
-            &observations,
-            &source,
-        ));
+            .collect::<Result<Vec<TracedRun>>>()?;
+        add_runs(
+            &mut compute,
+            &runs,
+            &format!("calibration grid on {devices} device(s)"),
+        );
         if devices == 1 {
-            one_device = logs;
+            one_device = runs;
         }
     }
     let copy = memcpy_rate();
@@ -123,7 +120,7 @@ fn measure(work: &Path, threads: usize) -> Result<MachineModel> {
         assumed: false,
         device_has_own_memory: false,
         notes: vec![
-            format!("compute: per-task models from shapes (graphs/README.md), fitted to every task of sweeps of a grid of problems read from disk: {GRID_NOTE}"),
+            format!("compute: per-task models from shapes (graphs/README.md), fitted to every task of the traces of `srcflow run` over a grid of problems read from disk: {GRID_NOTE}"),
             "gflops: each kernel's mean rate over the grid on one device, used only where no compute model is fitted; exact rated as env, first as sketch".into(),
             "io lane: the input reads of the grid on one device".into(),
             format!("copy and collective lanes: memcpy of {} MiB; disk lanes: a spill file of {} MiB written and read back", PROBE_BYTES >> 20, PROBE_BYTES >> 20),
@@ -150,53 +147,53 @@ fn write_grid(work: &Path) -> Result<Vec<(PathBuf, usize)>> {
         .collect()
 }
 
-/// Sweeps the problem in `dir` at χ̄ = `chi` on `devices` devices sharing `threads` threads,
-/// its output under `work` (removed after); returns its log. The block cache is emptied first,
-/// so that each sweep maps its memory afresh, as a run in a new process does.
-fn sweep(work: &Path, dir: &Path, chi: usize, devices: usize, threads: usize) -> Result<RunLog> {
-    srcflow::alloc::release_cached_if_idle();
-    let problem = ProblemDir::open(dir)?;
-    let engine = Engine::new(Options {
-        threads,
-        graph: GraphOptions {
-            devices,
-            ..GraphOptions::new(chi)
-        },
-        ..Options::new(chi)
-    })?;
-    let (graph, _) = engine.prepare(problem.shape())?;
-    let out = work.join("out");
-    let output = OutputDir::create(&out, graph.output_kind(), graph.sites())?;
-    let (_, log) = engine.run_graph_logged(&graph, &problem, &output)?;
-    output.commit()?;
-    std::fs::remove_dir_all(&out).map_err(|e| srcflow::Error::io(&out, e))?;
-    Ok(log)
+/// Runs `srcflow run` on the problem in `dir` at χ̄ = `chi` on `devices` devices sharing
+/// `threads` threads, in a process of its own, its output and trace under `work` (removed
+/// after); returns what its trace measured.
+fn sweep(work: &Path, dir: &Path, chi: usize, devices: usize, threads: usize) -> Result<TracedRun> {
+    let (out, trace) = (work.join("out"), work.join("trace.json"));
+    let exe = std::env::current_exe()
+        .map_err(|e| Error::Invalid(format!("calibrate cannot find its own program: {e}")))?;
+    let ran = Command::new(exe)
+        .arg("run")
+        .arg(dir)
+        .args([
+            "--chi-out",
+            &chi.to_string(),
+            "--devices",
+            &devices.to_string(),
+        ])
+        .args(["--threads", &threads.to_string(), "--scratch-dir"])
+        .arg(work)
+        .arg("--out")
+        .arg(&out)
+        .arg("--trace")
+        .arg(&trace)
+        .output()
+        .map_err(|e| Error::Invalid(format!("calibrate could not start a run: {e}")))?;
+    if !ran.status.success() {
+        let said = String::from_utf8_lossy(&ran.stderr);
+        return Err(Error::Invalid(format!(
+            "a calibration run of {} failed: {said}",
+            dir.display()
+        )));
+    }
+    let run = read_run(&trace);
+    std::fs::remove_dir_all(&out).map_err(|e| Error::io(&out, e))?;
+    std::fs::remove_file(&trace).map_err(|e| Error::io(&trace, e))?;
+    run
 }
 
-/// The compute tasks of `log` as observations.
-fn compute_tasks(log: &RunLog) -> Vec<Observation> {
-    log.events
-        .iter()
-        .filter(|e| e.lane == Lane::Compute)
-        .map(|e| Observation {
-            kernel: e.op.name().to_string(),
-            work: e.work,
-            seconds: e.end - e.start,
-        })
-        .collect()
-}
-
-/// Each kernel's GFLOP/s over the tasks of `logs` (exact as env, first as sketch).
-fn mean_rates(logs: &[RunLog]) -> BTreeMap<String, f64> {
+/// Each kernel's GFLOP/s over the compute tasks of `runs` (exact as env, first as sketch).
+fn mean_rates(runs: &[TracedRun]) -> BTreeMap<String, f64> {
     let mut sums: BTreeMap<String, (f64, f64)> = BTreeMap::new();
-    for e in logs.iter().flat_map(|log| &log.events) {
-        if e.lane == Lane::Compute && e.flops > 0.0 {
-            let sum = sums.entry(e.op.name().to_string()).or_default();
-            *sum = (sum.0 + e.flops, sum.1 + e.end - e.start);
-        }
+    for (_, task) in runs.iter().flat_map(|run| &run.tasks) {
+        let sum = sums.entry(task.kernel.clone()).or_default();
+        *sum = (sum.0 + task.work.flops(), sum.1 + task.seconds);
     }
     let mut rates: BTreeMap<String, f64> = sums
         .into_iter()
+        .filter(|(_, (flops, _))| *flops > 0.0)
         .map(|(k, (flops, s))| (k, flops / s.max(1e-9) / 1e9))
         .collect();
     for (kernel, like) in [("exact", "env"), ("first", "sketch")] {
@@ -206,15 +203,11 @@ fn mean_rates(logs: &[RunLog]) -> BTreeMap<String, f64> {
     rates
 }
 
-/// Bytes per second of the input reads of `logs`.
-fn io_rate(logs: &[RunLog]) -> f64 {
-    let io = logs
+/// Bytes per second of the input reads of `runs`.
+fn io_rate(runs: &[TracedRun]) -> f64 {
+    let (bytes, seconds) = runs
         .iter()
-        .flat_map(|l| &l.events)
-        .filter(|e| e.lane == Lane::Io);
-    let (bytes, seconds) = io.fold((0.0, 0.0), |(b, s), e| {
-        (b + e.bytes as f64, s + e.end - e.start)
-    });
+        .fold((0.0, 0.0), |(b, s), run| (b + run.reads.0, s + run.reads.1));
     bytes / seconds.max(1e-9)
 }
 

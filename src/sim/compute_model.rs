@@ -51,6 +51,13 @@ pub struct ComputeModel {
     pub seconds_per: BTreeMap<String, f64>,
     /// Seconds every task of a kernel costs beyond its work, by kernel.
     pub task_s: BTreeMap<String, f64>,
+    /// Seconds the dispatcher takes between one compute task and the next ready one: the
+    /// mean over the fitted runs of each run's median dispatch gap, weighed by its gaps.
+    #[serde(default)]
+    pub dispatch_s: f64,
+    /// Dispatch gaps behind `dispatch_s`.
+    #[serde(default)]
+    pub dispatch_gaps: usize,
     /// The tasks it was fitted on, by kernel.
     pub seen: BTreeMap<String, SeenShapes>,
     /// What it was fitted on: calibration problems and traces, with their task counts.
@@ -69,23 +76,36 @@ pub enum Reach {
 }
 
 impl ComputeModel {
-    /// A model of a device with `threads` threads fitted to `observations`, which come from
-    /// `source` (in words).
-    pub fn fitted(threads: usize, observations: &[Observation], source: &str) -> Self {
+    /// A model of a device with `threads` threads fitted to `observations` and the dispatch
+    /// gaps `gaps` (seconds), which come from `source` (in words).
+    pub fn fitted(
+        threads: usize,
+        observations: &[Observation],
+        gaps: &[f64],
+        source: &str,
+    ) -> Self {
         let unknowns = Work::FEATURES.len() + KERNELS.len();
         let empty = ComputeModel {
             threads,
             seconds_per: BTreeMap::new(),
             task_s: BTreeMap::new(),
+            dispatch_s: 0.0,
+            dispatch_gaps: 0,
             seen: BTreeMap::new(),
             fitted_on: vec![],
             fit: NormalEquations::new(unknowns),
         };
-        empty.refined(observations, source)
+        empty.refined(observations, gaps, source)
     }
 
-    /// This model with `observations` from `source` added to its fit.
-    pub fn refined(mut self, observations: &[Observation], source: &str) -> Self {
+    /// This model with `observations` and dispatch gaps `gaps` from `source` added to its fit.
+    pub fn refined(mut self, observations: &[Observation], gaps: &[f64], source: &str) -> Self {
+        if !gaps.is_empty() {
+            let total = self.dispatch_gaps + gaps.len();
+            let weighed = self.dispatch_s * self.dispatch_gaps as f64;
+            self.dispatch_s = (weighed + median(gaps) * gaps.len() as f64) / total as f64;
+            self.dispatch_gaps = total;
+        }
         for o in observations {
             // Weights 1/t: each task's error counts relative to the square root of its time, so
             // thousands of small tasks and a few large ones both have a say.
@@ -105,14 +125,14 @@ impl ComputeModel {
         self
     }
 
-    /// Seconds a task of `kernel` doing `work` takes.
+    /// Seconds a task of `kernel` doing `work` takes, the dispatcher's time included.
     pub fn seconds(&self, kernel: &str, work: &Work) -> f64 {
         let per_unit = Work::FEATURES
             .iter()
             .zip(work.features())
             .map(|(name, amount)| self.seconds_per.get(*name).copied().unwrap_or(0.0) * amount);
         let fixed = self.task_s.get(kernel).copied().unwrap_or(0.0);
-        fixed + per_unit.sum::<f64>()
+        self.dispatch_s + fixed + per_unit.sum::<f64>()
     }
 
     /// Whether tasks of `kernel` like `work` were among those fitted.
@@ -157,6 +177,13 @@ fn row(kernel: &str, work: &Work) -> Vec<f64> {
     work.features().into_iter().chain(kernels).collect()
 }
 
+/// The median of `values` (not empty).
+fn median(values: &[f64]) -> f64 {
+    let mut sorted = values.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    sorted[sorted.len() / 2]
+}
+
 /// `values` by `names`.
 fn named(names: &[&str], values: &[f64]) -> BTreeMap<String, f64> {
     names
@@ -186,10 +213,13 @@ mod tests {
             .iter()
             .map(|&m| observed(m, "env"))
             .collect();
-        let model = ComputeModel::fitted(2, &tasks, "test sweeps");
+        let model = ComputeModel::fitted(2, &tasks, &[1e-4, 3e-4, 2e-4], "test sweeps");
         let big = observed(300, "env");
         let predicted = model.seconds("env", &big.work);
-        assert!((predicted / big.seconds - 1.0).abs() < 1e-6, "{predicted}");
+        assert!(
+            ((predicted - 2e-4) / big.seconds - 1.0).abs() < 1e-6,
+            "{predicted}"
+        );
         assert_eq!(model.reach("env", &big.work), Reach::Seen);
         let huge = Work::gemm(4, 4096, 4096, 4096, 0);
         assert!(
@@ -204,7 +234,7 @@ mod tests {
     #[test]
     fn refining_with_slower_tasks_moves_the_prediction_towards_them() {
         let tasks: Vec<Observation> = [64, 128, 256].iter().map(|&m| observed(m, "env")).collect();
-        let model = ComputeModel::fitted(1, &tasks, "calibration");
+        let model = ComputeModel::fitted(1, &tasks, &[1e-4], "calibration");
         let slower: Vec<Observation> = tasks
             .iter()
             .map(|o| Observation {
@@ -212,7 +242,9 @@ mod tests {
                 ..o.clone()
             })
             .collect();
-        let refined = model.clone().refined(&slower, "trace run.json");
+        let refined = model
+            .clone()
+            .refined(&slower, &[4e-4, 4e-4, 4e-4], "trace run.json");
         let work = &tasks[2].work;
         let (before, after) = (model.seconds("env", work), refined.seconds("env", work));
         assert!(
@@ -221,5 +253,7 @@ mod tests {
         );
         assert_eq!(refined.fitted_on.len(), 2);
         assert_eq!(refined.fit.observations, 6);
+        // One gap of 1e-4 s, then three of 4e-4 s: their medians weighed by count.
+        assert!((refined.dispatch_s - (1e-4 + 3.0 * 4e-4) / 4.0).abs() < 1e-15);
     }
 }

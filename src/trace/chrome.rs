@@ -58,7 +58,12 @@ fn micros(seconds: f64) -> f64 {
 pub fn chrome_trace(graph: &SweepGraph, log: &RunLog) -> Value {
     let graph = log.graph_after.as_ref().unwrap_or(graph);
     let mut events = names(graph.devices);
-    let mut timed: Vec<Value> = log.events.iter().map(|e| slice(graph, e)).collect();
+    let gaps = super::dispatch_gaps(graph, log);
+    let mut timed: Vec<Value> = log
+        .events
+        .iter()
+        .map(|e| slice(graph, e, gaps.get(&e.node)))
+        .collect();
     timed.extend(waits(log));
     timed.extend(memory_counters(log));
     timed.extend(in_flight_counter(log));
@@ -107,9 +112,10 @@ fn names(devices: usize) -> Vec<Value> {
     names
 }
 
-/// The complete event of one task, with its site, pass, columns, bytes, flops and rate, and
-/// the seconds its backend primitives took by kind where the backend counted them.
-fn slice(graph: &SweepGraph, event: &TaskEvent) -> Value {
+/// The complete event of one task, with its site, pass, columns, bytes, flops and rate, its
+/// work and dispatch gap (compute tasks), and the seconds its backend primitives took by kind
+/// where the backend counted them.
+fn slice(graph: &SweepGraph, event: &TaskEvent, dispatch_gap: Option<&f64>) -> Value {
     let (pid, tid) = track(event.lane, event.device);
     let seconds = event.end - event.start;
     let pass = graph.pass_of(event.op, event.step).name();
@@ -130,6 +136,9 @@ fn slice(graph: &SweepGraph, event: &TaskEvent) -> Value {
     if event.work != Work::default() {
         args["work"] = json!(event.work);
         args["device"] = json!(event.device);
+    }
+    if let Some(gap) = dispatch_gap {
+        args["dispatch_s"] = json!(gap);
     }
     if !event.primitives.is_zero() {
         args["gemm_s"] = json!(event.primitives.gemm_s);
