@@ -89,7 +89,7 @@ fn a_shape_model_times_each_task_by_its_work_with_its_devices_thread_count() {
     let (graph, _) = engine.prepare(&stack.shape()).unwrap();
     let (one_thread, two_threads) = (shape_model(&graph, 1, 5.0), shape_model(&graph, 2, 10.0));
     let model = MachineModel {
-        compute: vec![two_threads, one_thread.clone()],
+        compute: vec![one_thread.clone(), two_threads],
         ..machine()
     };
     let (report, _) = engine.simulate(&graph, &model).unwrap();
@@ -187,10 +187,16 @@ fn simulate_and_calibrate_on_the_command_line() {
         fitted[0]["threads"], cores,
         "one device with every thread first: {written}"
     );
-    assert_eq!(
-        fitted.len(),
-        1 + (cores >= 2) as usize + (cores >= 4) as usize
-    );
+    // One model per thread count a device has on 1, 2 and 4 devices sharing the cores.
+    let layouts = [1, 2, 4].into_iter().filter(|&d| d <= cores);
+    let shares =
+        layouts.flat_map(|d| (0..d).map(move |i| srcflow::graph::share(cores, d, i).len()));
+    let expected: std::collections::BTreeSet<usize> = shares.collect();
+    let threads: std::collections::BTreeSet<usize> = fitted
+        .iter()
+        .map(|c| c["threads"].as_u64().unwrap() as usize)
+        .collect();
+    assert_eq!(threads, expected, "{written}");
     assert!(
         written["name"].as_str().unwrap().contains(" cores, "),
         "the model names its machine: {written}"

@@ -16,10 +16,10 @@ pub struct CalibrateArgs {
     #[arg(long, default_value = "machine-model.json")]
     out: PathBuf,
     /// Where the disk probe and the calibration problems go (removed afterwards).
-    #[arg(long, value_name = "DIR", default_value_os_t = std::env::temp_dir())]
+    #[arg(long, value_name = "DIR", default_value_os_t = std::env::temp_dir(), conflicts_with = "from_trace")]
     scratch_dir: PathBuf,
     /// Kernel threads (0: one per core).
-    #[arg(long, default_value_t = 0)]
+    #[arg(long, default_value_t = 0, conflicts_with = "from_trace")]
     threads: usize,
     /// Instead of measuring, refine the compute models of --model with the compute tasks of
     /// these traces of `srcflow run --trace` (repeat the flag for more runs).

@@ -22,11 +22,15 @@ const PROBE_BYTES: usize = 256 << 20;
 
 /// One problem of the calibration grid.
 struct GridProblem {
+    /// Its family.
     kind: ProblemKind,
+    /// Its sites.
     sites: usize,
     /// The state's bond (the second MPO's for identity), and χ̄ unless the MPO's is larger.
     bond: usize,
+    /// The (first) MPO's bond.
     mpo_bond: usize,
+    /// MPO layers (Ising).
     depth: usize,
 }
 
@@ -174,11 +178,13 @@ fn sweep(work: &Path, dir: &Path, chi: usize, devices: usize, threads: usize) ->
     if !ran.status.success() {
         let said = String::from_utf8_lossy(&ran.stderr);
         return Err(Error::Invalid(format!(
-            "a calibration run of {} failed: {said}",
-            dir.display()
+            "the calibration run of {} on {devices} device(s) failed ({}): {said}",
+            dir.display(),
+            ran.status
         )));
     }
-    let run = read_run(&trace);
+    let run = read_run(&trace)
+        .map_err(|e| Error::Invalid(format!("the calibration run of {}: {e}", dir.display())));
     std::fs::remove_dir_all(&out).map_err(|e| Error::io(&out, e))?;
     std::fs::remove_file(&trace).map_err(|e| Error::io(&trace, e))?;
     run

@@ -18,6 +18,10 @@ pub struct SimulateArgs {
     /// The machine model (JSON; `srcflow calibrate` writes one of this machine).
     #[arg(long, value_name = "FILE")]
     model: PathBuf,
+    /// Kernel threads of the simulated run, shared between its devices as `run` shares them
+    /// (0: this machine's cores); each device is timed by the model's fit for its share.
+    #[arg(long, default_value_t = 0)]
+    threads: usize,
     /// Write a Chrome trace of the simulated run.
     #[arg(long, value_name = "FILE")]
     trace: Option<PathBuf>,
@@ -28,7 +32,7 @@ pub struct SimulateArgs {
 /// Runs `srcflow simulate`.
 pub fn run(args: SimulateArgs) -> Result<()> {
     let machine = MachineModel::read(&args.model)?;
-    let (problem, engine) = args.problem.open(0, 0)?;
+    let (problem, engine) = args.problem.open(0, args.threads)?;
     let engine = engine.build()?;
     let (graph, _) = engine.prepare_on(problem.shape(), &machine)?;
     let (report, log) = engine.simulate(&graph, &machine)?;

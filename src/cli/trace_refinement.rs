@@ -56,6 +56,9 @@ pub fn add_runs(compute: &mut Vec<ComputeModel>, runs: &[TracedRun], source: &st
             .iter()
             .flat_map(|r| r.gaps.iter().filter(|(d, _)| on(r, *d)).map(|&(_, g)| g))
             .collect();
+        if tasks.is_empty() {
+            continue; // devices of this thread count ran no compute task: nothing to fit
+        }
         let refined = match compute.iter().position(|c| c.threads == t) {
             Some(i) => compute.remove(i).refined(&tasks, &gaps, source),
             None => ComputeModel::fitted(t, &tasks, &gaps, source),

@@ -309,7 +309,8 @@ impl Engine {
         let wall = log.events.iter().map(|e| e.end).fold(0.0, f64::max);
         let mut report = Report::new(graph, &log, wall, self.backend());
         report.backend = format!("model: {}", machine.name);
-        report.model_coverage = crate::sim::coverage(&machine, graph, &log.threads_per_device);
+        let ran = log.graph_after.as_ref().unwrap_or(graph);
+        report.model_coverage = crate::sim::coverage(&machine, ran, &log.threads_per_device);
         Ok((report, log))
     }
 

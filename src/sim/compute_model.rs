@@ -51,8 +51,9 @@ pub struct ComputeModel {
     pub seconds_per: BTreeMap<String, f64>,
     /// Seconds every task of a kernel costs beyond its work, by kernel.
     pub task_s: BTreeMap<String, f64>,
-    /// Seconds the dispatcher takes between one compute task and the next ready one: the
-    /// mean over the fitted runs of each run's median dispatch gap, weighed by its gaps.
+    /// Seconds the dispatcher takes between one compute task and the next ready one: the mean
+    /// over the sources fitted (the calibration grid, each trace) of the median of the
+    /// source's gaps, weighed by their number.
     #[serde(default)]
     pub dispatch_s: f64,
     /// Dispatch gaps behind `dispatch_s`.
@@ -151,6 +152,38 @@ impl ComputeModel {
             Some(why) => Reach::Extrapolated(why),
             None => Reach::Seen,
         }
+    }
+
+    /// Fails unless the model fits its shape: threads above 0, rates and costs finite and
+    /// not negative, normal equations square over every feature and kernel (the message names
+    /// the field).
+    pub fn check(&self) -> Result<(), String> {
+        if self.threads == 0 {
+            return Err("threads must be 1 or more, found 0".into());
+        }
+        let costs = self
+            .seconds_per
+            .iter()
+            .map(|(k, v)| (format!("seconds_per.{k}"), *v));
+        let costs = costs
+            .chain(self.task_s.iter().map(|(k, v)| (format!("task_s.{k}"), *v)))
+            .chain([("dispatch_s".to_string(), self.dispatch_s)]);
+        for (field, value) in costs {
+            if !(value.is_finite() && value >= 0.0) {
+                return Err(format!("{field} must be 0 or more, found {value}"));
+            }
+        }
+        let unknowns = Work::FEATURES.len() + KERNELS.len();
+        let fit = &self.fit;
+        if fit.moment.len() != unknowns
+            || fit.gram.iter().any(|row| row.len() != unknowns)
+            || fit.gram.len() != unknowns
+        {
+            return Err(format!(
+                "fit must have {unknowns} unknowns (gram {unknowns}×{unknowns}, moment {unknowns})"
+            ));
+        }
+        Ok(())
     }
 
     /// Widens the seen range of `o`'s kernel to take it in.

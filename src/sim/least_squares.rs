@@ -70,37 +70,51 @@ impl NormalEquations {
 /// Tolerance on the gradient and on coefficients, relative to the unit-scaled problem.
 const TOLERANCE: f64 = 1e-10;
 
-/// Lawson and Hanson's active-set method for `min ½xᵀGx − bᵀx` over `x ≥ 0`.
+/// Lawson and Hanson's active-set method for `min ½xᵀGx − bᵀx` over `x ≥ 0`. An unknown that
+/// enters and at once falls back to zero is not tried again until the solution moves, so the
+/// loop cannot cycle on it; every step keeps `x` finite and non-negative.
 fn active_set(n: usize, gram: &dyn Fn(usize, usize) -> f64, moment: &[f64]) -> Vec<f64> {
     let mut x = vec![0.0; n];
     let mut passive = vec![false; n];
+    let mut rejected = vec![false; n];
     for _ in 0..3 * n + 3 {
         let gradient: Vec<f64> = (0..n)
             .map(|i| moment[i] - (0..n).map(|j| gram(i, j) * x[j]).sum::<f64>())
             .collect();
         let entering = (0..n)
-            .filter(|&i| !passive[i] && gradient[i] > TOLERANCE)
+            .filter(|&i| !passive[i] && !rejected[i] && gradient[i] > TOLERANCE)
             .max_by(|&a, &b| gradient[a].total_cmp(&gradient[b]));
         let Some(entering) = entering else { break };
         passive[entering] = true;
-        loop {
+        let moved = loop {
             let s = solve_passive(n, gram, moment, &passive);
-            let blocked: Vec<usize> = (0..n).filter(|&i| passive[i] && s[i] <= 0.0).collect();
-            if blocked.is_empty() {
-                x = s;
-                break;
+            if (0..n).all(|i| !passive[i] || s[i] > 0.0) {
+                break std::mem::replace(&mut x, s) != x;
             }
-            let alpha = blocked
-                .iter()
-                .map(|&i| x[i] / (x[i] - s[i]))
-                .fold(f64::INFINITY, f64::min);
+            // Step from x towards s until the first passive unknown reaches zero.
+            let (mut alpha, mut limit) = (1.0, None);
+            for i in (0..n).filter(|&i| passive[i] && s[i] <= 0.0) {
+                let step = if x[i] > s[i] {
+                    x[i] / (x[i] - s[i])
+                } else {
+                    0.0
+                };
+                if step < alpha || limit.is_none() {
+                    (alpha, limit) = (step.min(alpha), Some(i));
+                }
+            }
             for i in 0..n {
-                x[i] += alpha * (s[i] - x[i]);
-                if passive[i] && x[i] <= TOLERANCE {
+                x[i] = (x[i] + alpha * (s[i] - x[i])).max(0.0);
+                if passive[i] && (x[i] <= TOLERANCE || Some(i) == limit) {
                     passive[i] = false;
                     x[i] = 0.0;
                 }
             }
+        };
+        if moved {
+            rejected = vec![false; n];
+        } else {
+            rejected[entering] = !passive[entering];
         }
     }
     x
@@ -142,7 +156,20 @@ mod tests {
             (c[0] - 2.0).abs() < 1e-9 && (c[1] / 5e-9 - 1.0).abs() < 1e-3,
             "{c:?}"
         );
-        // y = x0 − x1 is best fitted with x1's coefficient at 0, not below.
+        // An unknown that enters and must leave again: y = x0 + x1 fitted where x2 only
+        // hurts, then y = x0 − x1, best fitted with x1's coefficient at 0, not below.
+        let mut leaving = NormalEquations::new(3);
+        for x in [
+            [1.0, 0.0, 1.0],
+            [0.0, 1.0, 1.0],
+            [1.0, 1.0, 1.0],
+            [2.0, 1.0, 0.0],
+        ] {
+            leaving.add(&x, x[0] + x[1] - 0.5 * x[2], 1.0);
+        }
+        let c = leaving.solve_nonnegative();
+        assert!(c.iter().all(|v| v.is_finite() && *v >= 0.0), "{c:?}");
+        assert_eq!(c[2], 0.0, "{c:?}");
         let mut clipped = NormalEquations::new(3);
         for x in [
             [1.0, 1.0, 0.0],

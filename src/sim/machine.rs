@@ -98,6 +98,9 @@ impl MachineModel {
                 self.task_overhead_s
             ));
         }
+        for (i, model) in self.compute.iter().enumerate() {
+            model.check().map_err(|m| format!("compute[{i}].{m}"))?;
+        }
         Ok(())
     }
 
@@ -212,6 +215,36 @@ mod tests {
         assert!(err.contains("gflops.qr") && err.contains("m.json"), "{err}");
         std::fs::write(&path, "{\"name\": 1}").unwrap();
         assert!(MachineModel::read(&path).is_err());
+    }
+
+    #[test]
+    fn a_broken_compute_model_is_refused_by_name() {
+        let tmp = tempfile::tempdir().unwrap();
+        let path = tmp.path().join("m.json");
+        let observed = super::super::Observation {
+            kernel: "env".into(),
+            work: crate::tensor::Work::gemm(1, 8, 8, 8, 0),
+            seconds: 1e-3,
+        };
+        let fitted = ComputeModel::fitted(1, &[observed], &[1e-4], "test");
+        let mut broken = model();
+        broken.compute = vec![fitted.clone()];
+        broken.write(&path).unwrap();
+        assert!(MachineModel::read(&path).is_ok());
+        broken.compute[0].fit.moment.pop();
+        broken.write(&path).unwrap();
+        let err = MachineModel::read(&path).unwrap_err().to_string();
+        assert!(
+            err.contains("compute[0].fit") && err.contains("m.json"),
+            "{err}"
+        );
+        broken.compute[0] = ComputeModel {
+            dispatch_s: -1.0,
+            ..fitted
+        };
+        broken.write(&path).unwrap();
+        let err = MachineModel::read(&path).unwrap_err().to_string();
+        assert!(err.contains("compute[0].dispatch_s"), "{err}");
     }
 
     #[test]
