@@ -295,9 +295,21 @@ fn refine_from_traces(tmp: &std::path::Path, dir: &str, model: &std::path::Path)
     .unwrap();
     assert!(sim.status.success(), "{}", stderr(&sim));
     std::fs::remove_file(&refined).unwrap();
+    // A compute slice on a device the run does not list.
+    let mut stray: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&trace).unwrap()).unwrap();
+    let events = stray["traceEvents"].as_array_mut().unwrap();
+    let slice = events
+        .iter_mut()
+        .find(|e| !e["args"]["work"].is_null())
+        .unwrap();
+    slice["args"]["device"] = serde_json::json!(3);
+    let stray_path = tmp.join("stray.json");
+    std::fs::write(&stray_path, stray.to_string()).unwrap();
     for (bad, says) in [
         (simulated.as_path(), "simulated run"),
         (model, "threads_per_device"),
+        (stray_path.as_path(), "device 3"),
     ] {
         let refused = calibrate(&[&trace, bad]);
         let message = stderr(&refused);

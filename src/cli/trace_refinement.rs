@@ -102,6 +102,12 @@ pub fn read_run(path: &Path) -> Result<TracedRun> {
             })
         })
         .collect::<Result<_>>()?;
+    let devices = threads_per_device.len();
+    if let Some((device, _)) = tasks.iter().find(|(device, _)| *device >= devices) {
+        return Err(invalid(format!(
+            "a compute slice on device {device}, but otherData.srcflow.threads_per_device lists {devices} device(s)"
+        )));
+    }
     if tasks.is_empty() {
         return Err(invalid(
             "no compute task with its work: nothing to fit".into(),
