@@ -8,13 +8,12 @@
 //! allocated bytes; and instant events on the compute track for what the memory governor did
 //! (admission refusals, failed allocations, cache releases, half-batch rewrites).
 
+use super::lane_waits::{lane_waits, LaneWait};
 use super::write_whole;
 use crate::error::Result;
 use crate::graph::{Lane, LaneId, Op, SweepGraph};
 use crate::sched::{RunLog, TaskEvent};
 use crate::tensor::Work;
-use petgraph::visit::EdgeRef;
-use petgraph::Direction;
 use serde_json::{json, Value};
 use std::collections::HashMap;
 use std::path::Path;
@@ -58,7 +57,11 @@ fn micros(seconds: f64) -> f64 {
 pub fn chrome_trace(graph: &SweepGraph, log: &RunLog) -> Value {
     let graph = log.graph_after.as_ref().unwrap_or(graph);
     let mut events = names(graph.devices);
-    let gaps = super::dispatch_gaps(graph, log);
+    let arrivals = lane_waits(graph, log);
+    let gaps: HashMap<_, f64> = arrivals
+        .iter()
+        .filter_map(|w| Some((w.event.node, w.dispatch_gap()?)))
+        .collect();
     let mut timed: Vec<Value> = log
         .events
         .iter()
@@ -67,7 +70,7 @@ pub fn chrome_trace(graph: &SweepGraph, log: &RunLog) -> Value {
     timed.extend(waits(log));
     timed.extend(memory_counters(log));
     timed.extend(in_flight_counter(log));
-    timed.extend(flows(graph, log));
+    timed.extend(flows(&arrivals));
     timed.extend(governor_events(log));
     timed.sort_by(|a, b| {
         a["ts"]
@@ -224,24 +227,13 @@ fn in_flight_counter(log: &RunLog) -> Vec<Value> {
 
 /// Flow arrows from the input that arrived last to each task that had to wait for it (its
 /// lane was free before the input arrived).
-fn flows(graph: &SweepGraph, log: &RunLog) -> Vec<Value> {
-    let by_node: HashMap<_, &TaskEvent> = log.events.iter().map(|e| (e.node, e)).collect();
-    let mut lane_free: HashMap<(Lane, usize), f64> = HashMap::new();
-    let mut ordered: Vec<&TaskEvent> = log.events.iter().collect();
-    ordered.sort_by(|a, b| a.start.partial_cmp(&b.start).expect("finite"));
+fn flows(waits: &[LaneWait]) -> Vec<Value> {
     let mut arrows = Vec::new();
-    for event in ordered {
-        let free = lane_free
-            .insert((event.lane, event.device), event.end)
-            .unwrap_or(0.0);
-        let last_input = graph
-            .graph
-            .edges_directed(event.node, Direction::Incoming)
-            .filter_map(|edge| by_node.get(&edge.source()))
-            .max_by(|a, b| a.end.partial_cmp(&b.end).expect("finite"));
-        let Some(producer) = last_input.filter(|p| p.end > free) else {
-            continue;
-        };
+    for wait in waits.iter().filter(|w| w.waited()) {
+        let (event, producer) = (
+            wait.event,
+            wait.last_input.expect("a task that waited has an input"),
+        );
         let id = arrows.len() / 2;
         let (from_pid, from_tid) = track(producer.lane, producer.device);
         let (to_pid, to_tid) = track(event.lane, event.device);

@@ -2,13 +2,12 @@
 //! chrome://tracing.
 
 mod chrome;
-mod dispatch_gap;
 mod kernel_summary;
+mod lane_waits;
 mod summary;
 mod timeline;
 
 pub use chrome::{chrome_trace, write_chrome_trace};
-pub use dispatch_gap::dispatch_gaps;
 pub use kernel_summary::KernelSummary;
 pub use summary::{LaneSummary, TraceSummary};
 pub use timeline::timeline_svg;
