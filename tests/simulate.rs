@@ -181,6 +181,14 @@ fn simulate_and_calibrate_on_the_command_line() {
     let written: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&model).unwrap()).unwrap();
     assert!(written["gflops"]["fold"].as_f64().is_some(), "{written}");
+    let (reads, writes) = (
+        &written["bytes_per_s"]["io"],
+        &written["bytes_per_s"]["io-write"],
+    );
+    assert!(
+        reads.as_f64() > Some(0.0) && writes.as_f64() > Some(0.0),
+        "the io lane's reads and writes rated apart: {written}"
+    );
     let cores = std::thread::available_parallelism().unwrap().get();
     let fitted = written["compute"].as_array().unwrap();
     assert_eq!(
@@ -299,10 +307,7 @@ fn refine_from_traces(tmp: &std::path::Path, dir: &str, model: &std::path::Path)
     let mut stray: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&trace).unwrap()).unwrap();
     let events = stray["traceEvents"].as_array_mut().unwrap();
-    let slice = events
-        .iter_mut()
-        .find(|e| !e["args"]["work"].is_null())
-        .unwrap();
+    let slice = events.iter_mut().find(|e| is_compute(e)).unwrap();
     slice["args"]["device"] = serde_json::json!(3);
     let stray_path = tmp.join("stray.json");
     std::fs::write(&stray_path, stray.to_string()).unwrap();
@@ -327,10 +332,13 @@ fn chrome_tasks(path: &std::path::Path) -> usize {
     let trace: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
     let events = trace["traceEvents"].as_array().unwrap();
-    events
-        .iter()
-        .filter(|e| !e["args"]["work"].is_null())
-        .count()
+    events.iter().filter(|e| is_compute(e)).count()
+}
+
+/// Whether a trace event is a compute task's slice with its work.
+fn is_compute(event: &serde_json::Value) -> bool {
+    let kernel = event["cat"].as_str().unwrap_or_default();
+    srcflow::sim::KERNELS.contains(&kernel) && !event["args"]["work"].is_null()
 }
 
 #[test]

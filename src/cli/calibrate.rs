@@ -40,6 +40,8 @@ pub fn run(args: CalibrateArgs) -> Result<()> {
             calibrate(&args.scratch_dir, args.threads)?
         }
     };
+    // What it measured must read back as a model: nothing is written otherwise.
+    model.validate()?;
     model.write(&args.out)?;
     println!(
         "{}",

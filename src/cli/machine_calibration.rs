@@ -8,7 +8,7 @@ use super::trace_refinement::{add_runs, read_run, TracedRun};
 use srcflow::error::{Error, Result};
 use srcflow::gen::{generate, ProblemKind, ProblemSpec};
 use srcflow::io::write_stack;
-use srcflow::sim::MachineModel;
+use srcflow::sim::{MachineModel, IO_WRITE};
 use srcflow::store::{ScratchDir, SpillFile, Throttle};
 use srcflow::tensor::{Tensor, C64};
 use srcflow::CancelToken;
@@ -65,10 +65,15 @@ const fn grid(
 }
 
 /// The grid in words, for the model's notes.
-const GRID_NOTE: &str = "random MPO·MPS of (sites, bond, MPO bond) (16, 96, 8), (16, 192, 24), (16, 48, 48) and (20, 384, 6); identity MPO·MPO of bonds 288 and 6 in both orders on 16 sites; Ising depth 3 on 16 sites of bond 96; chi = the larger bond. dispatch_s: the median gap between a compute task and the next one on its device whose inputs were ready";
+const GRID_NOTE: &str = "the faster of two runs of each of: random MPO·MPS of (sites, bond, MPO bond) (16, 96, 8), (16, 192, 24), (16, 48, 48) and (20, 384, 6); identity MPO·MPO of bonds 288 and 6 in both orders on 16 sites; Ising depth 3 on 16 sites of bond 96; chi = the larger bond. dispatch_s: the median gap between a compute task and the next one on its device whose inputs were ready";
 
 /// Most devices the thread counts are calibrated for (1, 2, 4 devices sharing the threads).
 const MOST_DEVICES: usize = 4;
+
+/// Runs of each grid problem on each device layout, of which the fastest is fitted: the
+/// machine at its best, as benchmarks take the best of their runs (a run slowed by another
+/// process would otherwise slow every prediction).
+const RUNS_PER_PROBLEM: usize = 2;
 
 /// A model of this machine with `threads` kernel threads (0: all cores); scratch files go under
 /// `scratch` and are removed.
@@ -93,7 +98,7 @@ fn measure(work: &Path, threads: usize) -> Result<MachineModel> {
     {
         let runs = problems
             .iter()
-            .map(|(dir, chi)| sweep(work, dir, *chi, devices, total))
+            .map(|(dir, chi)| fastest_sweep(work, dir, *chi, devices, total))
             .collect::<Result<Vec<TracedRun>>>()?;
         add_runs(
             &mut compute,
@@ -106,18 +111,24 @@ fn measure(work: &Path, threads: usize) -> Result<MachineModel> {
     }
     let copy = memcpy_rate();
     let (write, read) = disk_rates(work)?;
+    let writes = io_rate(&one_device, |run| run.writes);
     let bytes_per_s = [
-        ("io", io_rate(&one_device)),
+        ("io", io_rate(&one_device, |run| run.reads)),
         ("download", copy),
         ("upload", copy),
         ("collective", copy),
         ("disk-write", write),
         ("disk-read", read),
     ];
+    let mut rates: BTreeMap<String, f64> =
+        bytes_per_s.iter().map(|&(k, v)| (k.into(), v)).collect();
+    if writes > 0.0 {
+        rates.insert(IO_WRITE.into(), writes);
+    }
     Ok(MachineModel {
         name: format!("{} (srcflow calibrate)", this_machine()),
         gflops: mean_rates(&one_device),
-        bytes_per_s: bytes_per_s.iter().map(|&(k, v)| (k.into(), v)).collect(),
+        bytes_per_s: rates,
         task_overhead_s: 0.0,
         kernel_overhead_s: BTreeMap::new(),
         compute,
@@ -126,7 +137,7 @@ fn measure(work: &Path, threads: usize) -> Result<MachineModel> {
         notes: vec![
             format!("compute: per-task models from shapes (graphs/README.md), fitted to every task of the traces of `srcflow run` over a grid of problems read from disk: {GRID_NOTE}"),
             "gflops: each kernel's mean rate over the grid on one device, used only where no compute model is fitted; exact rated as env, first as sketch".into(),
-            "io lane: the input reads of the grid on one device".into(),
+            "io lane: the input reads of the grid on one device; io-write: its output writes".into(),
             format!("copy and collective lanes: memcpy of {} MiB; disk lanes: a spill file of {} MiB written and read back", PROBE_BYTES >> 20, PROBE_BYTES >> 20),
         ],
     })
@@ -149,6 +160,26 @@ fn write_grid(work: &Path) -> Result<Vec<(PathBuf, usize)>> {
             Ok((dir, p.bond.max(p.mpo_bond)))
         })
         .collect()
+}
+
+/// The run of [`RUNS_PER_PROBLEM`] sweeps (see [`sweep`]) whose compute tasks took the least
+/// time in all.
+fn fastest_sweep(
+    work: &Path,
+    dir: &Path,
+    chi: usize,
+    devices: usize,
+    threads: usize,
+) -> Result<TracedRun> {
+    let busy = |run: &TracedRun| run.tasks.iter().map(|(_, t)| t.seconds).sum::<f64>();
+    let mut fastest = sweep(work, dir, chi, devices, threads)?;
+    for _ in 1..RUNS_PER_PROBLEM {
+        let run = sweep(work, dir, chi, devices, threads)?;
+        if busy(&run) < busy(&fastest) {
+            fastest = run;
+        }
+    }
+    Ok(fastest)
 }
 
 /// Runs `srcflow run` on the problem in `dir` at χ̄ = `chi` on `devices` devices sharing
@@ -209,11 +240,13 @@ fn mean_rates(runs: &[TracedRun]) -> BTreeMap<String, f64> {
     rates
 }
 
-/// Bytes per second of the input reads of `runs`.
-fn io_rate(runs: &[TracedRun]) -> f64 {
+/// Bytes per second of the reads or writes (`moved`: their bytes and seconds) of `runs` (0
+/// when they moved nothing).
+fn io_rate(runs: &[TracedRun], moved: fn(&TracedRun) -> (f64, f64)) -> f64 {
     let (bytes, seconds) = runs
         .iter()
-        .fold((0.0, 0.0), |(b, s), run| (b + run.reads.0, s + run.reads.1));
+        .map(moved)
+        .fold((0.0, 0.0), |(b, s), (rb, rs)| (b + rb, s + rs));
     bytes / seconds.max(1e-9)
 }
 

@@ -3,7 +3,7 @@
 
 use serde_json::Value;
 use srcflow::error::{Error, Result};
-use srcflow::sim::{ComputeModel, MachineModel, Observation};
+use srcflow::sim::{ComputeModel, MachineModel, Observation, KERNELS};
 use srcflow::tensor::Work;
 use std::collections::BTreeSet;
 use std::path::Path;
@@ -18,6 +18,8 @@ pub struct TracedRun {
     pub gaps: Vec<(usize, f64)>,
     /// Bytes and seconds of its input reads.
     pub reads: (f64, f64),
+    /// Bytes and seconds of its output writes (those that did no other work).
+    pub writes: (f64, f64),
 }
 
 /// `model` refined by the compute tasks of the traces at `paths`.
@@ -91,13 +93,16 @@ pub fn read_run(path: &Path) -> Result<TracedRun> {
         .flatten()
         .filter(|e| e["ph"] == "X")
         .collect();
-    let compute = slices.iter().filter(|e| !e["args"]["work"].is_null());
+    let compute = slices.iter().filter(|e| {
+        let kernel = e["cat"].as_str().unwrap_or_default();
+        KERNELS.contains(&kernel) && !e["args"]["work"].is_null()
+    });
     let tasks: Vec<(usize, Observation)> = compute
         .clone()
         .map(|e| {
             observation(e).ok_or_else(|| {
                 invalid(format!(
-                    "a compute slice without kernel, device, work or duration: {e}"
+                    "a compute slice without kernel, device, duration or work as this srcflow counts it (a trace of an older version?): {e}"
                 ))
             })
         })
@@ -121,18 +126,21 @@ pub fn read_run(path: &Path) -> Result<TracedRun> {
             ))
         })
         .collect();
-    let reads = slices
-        .iter()
-        .filter(|e| e["cat"] == "read")
-        .fold((0.0, 0.0), |(b, s), e| {
+    let moved = |cat: &str| {
+        let plain = slices
+            .iter()
+            .filter(|e| e["cat"] == cat && e["args"]["work"].is_null());
+        plain.fold((0.0, 0.0), |(b, s), e| {
             let bytes = e["args"]["bytes"].as_f64().unwrap_or(0.0);
             (b + bytes, s + e["dur"].as_f64().unwrap_or(0.0) / 1e6)
-        });
+        })
+    };
     Ok(TracedRun {
         threads_per_device,
         tasks,
         gaps,
-        reads,
+        reads: moved("read"),
+        writes: moved("write"),
     })
 }
 

@@ -60,6 +60,7 @@ impl SweepGraph {
             }
         }
         graph.graph = connect(builder.tasks);
+        graph.charge_left_edge();
         Ok(graph)
     }
 }

@@ -255,20 +255,20 @@ impl KernelValues<Shape> for Shapes {
         Ok(dims)
     }
 
-    /// A thin QR of the `(Up·Down·OutRight) × Col` matrix and its thin Q, both held twice;
-    /// where the rank is capped, an SVD of R and Q times its leading vectors.
+    /// Y permuted into the `(Up·Down·OutRight) × Col` matrix, its thin QR, and Q permuted back,
+    /// both held twice; where the rank is capped, an SVD of R and Q times its leading vectors.
     fn orthonormal_basis(&self, y: &Shape, max_rank: usize, meter: &mut Meter) -> Result<Shape> {
         let cols = y[0];
         let rows: usize = y[1..].iter().product();
         let rank = cols.min(rows);
         let bytes = (rows * cols + rows * rank) * C128_BYTES;
-        let qr = Work::factorization(kernels::qr_flops(rows, cols));
+        let qr = kernels::qr_work(rows, cols, rank.min(max_rank));
         meter.record_step(qr, 2 * bytes as u64);
         if rank <= max_rank {
             return Ok([&[rank], &y[1..]].concat());
         }
-        let svd = Work::factorization(kernels::svd_flops(rank, rank));
-        meter.record_step(svd + Work::gemm(1, rows, max_rank, rank, 0), 0);
+        let svd = Work::factorization(kernels::svd_flops(rank, rank), rank * rank);
+        meter.record_step(svd + Work::gemm(1, rows, max_rank, rank, 0, false), 0);
         Ok([&[max_rank], &y[1..]].concat())
     }
 
@@ -285,7 +285,7 @@ impl KernelValues<Shape> for Shapes {
         };
         let kept = carry.map_or(left, |c| c[0]);
         let rows = kept * up * down;
-        let product = Work::gemm(1, kept, up * down * right, left, 0);
+        let product = Work::gemm(1, kept, up * down * right, left, 0, false);
         if step.last {
             let bytes = (kept * left + left * up * down * right + rows * right) * C128_BYTES;
             meter.record_step(product, bytes as u64);
@@ -293,7 +293,7 @@ impl KernelValues<Shape> for Shapes {
         }
         let bytes = (kept * left + left * up * down * right + 2 * rows * right + right * right)
             * C128_BYTES;
-        let svd = Work::factorization(kernels::svd_flops(rows, right));
+        let svd = Work::factorization(kernels::svd_flops(rows, right), rows * right);
         meter.record_step(product + svd, bytes as u64);
         let bond = step.cap.min(rows).min(right);
         Ok(vec![vec![kept, up, down, bond], vec![bond, right]])
@@ -313,8 +313,8 @@ impl KernelValues<Shape> for Shapes {
         let (p0, p1) = (lu * ld, ru * rd);
         let bond = left.iter().product::<usize>() / p0;
         let small = p0.min(p1) as f64;
-        let svd = Work::factorization(8.0 * 4.0 * (p0 * p1) as f64 * small);
-        meter.record_step(Work::gemm(1, p0, p1, bond, 0) + svd, 0);
+        let svd = Work::factorization(8.0 * 4.0 * (p0 * p1) as f64 * small, p0 * p1);
+        meter.record_step(Work::gemm(1, p0, p1, bond, 0, false) + svd, 0);
         let rank = chi_out.min(p0).min(p1);
         Ok(vec![vec![1, lu, ld, rank], vec![rank, ru, rd, 1]])
     }

@@ -5,6 +5,7 @@ mod data;
 mod devices;
 mod export;
 mod kernel;
+mod left_edge_work;
 mod options;
 mod placement;
 mod sizes;

@@ -3,6 +3,7 @@
 use super::kept_rank;
 use crate::backend::{Backend, DeviceTensor, Gemm};
 use crate::error::{Error, Result};
+use crate::tensor::Work;
 
 /// Q·U_k, where U_k are the `max_rank` leading left singular vectors of `r`.
 fn truncated_basis(
@@ -20,6 +21,12 @@ fn truncated_basis(
     // Column-major Q·U_k is row-major U_kᵀ-by-column times Q: [kept, rank] · [rank, rows].
     let gemm = Gemm::new(1, kept, rows, rank);
     backend.batched_gemm(&u, &q, gemm, vec![kept, rows])
+}
+
+/// The work of a thin QR of a `rows × cols` matrix with its Q formed, and of the copies that
+/// lay the matrix out before it and the `kept` columns of Q after it.
+pub(crate) fn qr_work(rows: usize, cols: usize, kept: usize) -> Work {
+    Work::factorization(qr_flops(rows, cols), rows * cols) + Work::copy(rows * cols + rows * kept)
 }
 
 /// Real flops of a thin QR of an `m × n` complex matrix plus forming its thin Q (estimate).

@@ -1,7 +1,8 @@
 //! `ComputeModel`: how long a compute task takes on one device with a given number of kernel
 //! threads, from the shapes of its steps ([`Work`]): a fixed cost per task of each kernel,
 //! plus seconds per GEMM call, per GEMM flop in each arithmetic-intensity class (a piecewise
-//! roofline), per byte a GEMM touches, per byte permuted and per factorization flop. Fitted by
+//! roofline), per byte of GEMM results, per flop of GEMMs reading their left operand
+//! transposed, per byte permuted and per factorization flop in each intensity class. Fitted by
 //! non-negative least squares to measured tasks (`srcflow calibrate`), and refined by the
 //! tasks of real runs' traces (`srcflow calibrate --from-trace`).
 
@@ -128,12 +129,17 @@ impl ComputeModel {
 
     /// Seconds a task of `kernel` doing `work` takes, the dispatcher's time included.
     pub fn seconds(&self, kernel: &str, work: &Work) -> f64 {
+        let fixed = self.task_s.get(kernel).copied().unwrap_or(0.0);
+        self.dispatch_s + fixed + self.work_seconds(work)
+    }
+
+    /// Seconds of `work` alone, at the model's rates (no task's fixed cost).
+    pub fn work_seconds(&self, work: &Work) -> f64 {
         let per_unit = Work::FEATURES
             .iter()
             .zip(work.features())
             .map(|(name, amount)| self.seconds_per.get(*name).copied().unwrap_or(0.0) * amount);
-        let fixed = self.task_s.get(kernel).copied().unwrap_or(0.0);
-        self.dispatch_s + fixed + per_unit.sum::<f64>()
+        per_unit.sum()
     }
 
     /// Whether tasks of `kernel` like `work` were among those fitted.
@@ -232,7 +238,7 @@ mod tests {
 
     /// A machine whose GEMMs run at 1e10 flops/s and whose tasks cost 1 ms each.
     fn observed(m: usize, kernel: &str) -> Observation {
-        let work = Work::gemm(4, m, m, m, 0);
+        let work = Work::gemm(4, m, m, m, 0, false);
         Observation {
             kernel: kernel.into(),
             work,
@@ -254,7 +260,7 @@ mod tests {
             "{predicted}"
         );
         assert_eq!(model.reach("env", &big.work), Reach::Seen);
-        let huge = Work::gemm(4, 4096, 4096, 4096, 0);
+        let huge = Work::gemm(4, 4096, 4096, 4096, 0, false);
         assert!(
             matches!(model.reach("env", &huge), Reach::Extrapolated(why) if why.contains("flops"))
         );

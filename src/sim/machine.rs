@@ -4,12 +4,15 @@
 
 use super::compute_model::ComputeModel;
 use crate::error::{Error, Result};
-use crate::graph::{Lane, Task};
+use crate::graph::{Lane, Op, Task};
 use crate::sched::TaskTimer;
 use crate::store::DiskRates;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::Path;
+
+/// The `bytes_per_s` entry for the io lane's output writes (its reads take `io`'s rate).
+pub const IO_WRITE: &str = "io-write";
 
 /// Kernels a model must rate.
 const RATED_KERNELS: [&str; 6] = ["env", "sketch", "qr", "project", "first", "exact"];
@@ -92,6 +95,15 @@ impl MachineModel {
                 None => return Err(format!("{field}.{key} is missing")),
             }
         }
+        let moving = Lane::ALL.iter().filter(|&&l| l != Lane::Compute);
+        for (key, &rate) in &self.bytes_per_s {
+            if !(moving.clone().any(|l| l.name() == key) || key == IO_WRITE) {
+                return Err(format!("bytes_per_s.{key} is not a lane (nor {IO_WRITE})"));
+            }
+            if !(rate.is_finite() && rate > 0.0) {
+                return Err(format!("bytes_per_s.{key} must be positive, found {rate}"));
+            }
+        }
         if !(self.task_overhead_s.is_finite() && self.task_overhead_s >= 0.0) {
             return Err(format!(
                 "task_overhead_s must be 0 or more, found {}",
@@ -116,6 +128,15 @@ impl MachineModel {
 }
 
 impl MachineModel {
+    /// Bytes per second of `task`'s lane; output writes at [`IO_WRITE`] where the model has it.
+    fn lane_rate(&self, task: &Task) -> f64 {
+        let writes = matches!(task.op, Op::WriteSite | Op::StoreDraft);
+        match self.bytes_per_s.get(IO_WRITE) {
+            Some(&rate) if writes => rate,
+            _ => self.bytes_per_s[task.lane.name()],
+        }
+    }
+
     /// GFLOP/s of `kernel`. When the model does not rate it, the fold (contractions like the
     /// sketch's) takes the sketch's rate and the rounding step (a factorisation) the QR's.
     fn rate(&self, kernel: &str) -> f64 {
@@ -138,12 +159,14 @@ impl MachineModel {
 
     /// A timer of tasks on this machine for devices with `threads_per_device` kernel threads.
     pub fn timer(&self, threads_per_device: &[usize]) -> ModelTimer<'_> {
+        let most = threads_per_device.iter().copied().max().unwrap_or(1);
         ModelTimer {
             machine: self,
             compute: threads_per_device
                 .iter()
                 .map(|&t| self.compute_for(t))
                 .collect(),
+            most_threads: self.compute_for(most),
         }
     }
 }
@@ -152,6 +175,8 @@ impl MachineModel {
 pub struct ModelTimer<'a> {
     machine: &'a MachineModel,
     compute: Vec<Option<&'a ComputeModel>>,
+    /// The compute model of the device with the most threads (for work off the compute lanes).
+    most_threads: Option<&'a ComputeModel>,
 }
 
 impl TaskTimer for ModelTimer<'_> {
@@ -168,7 +193,16 @@ impl TaskTimer for ModelTimer<'_> {
                     }
                 }
             }
-            lane => task.moved_bytes as f64 / machine.bytes_per_s[lane.name()],
+            _ => {
+                // Work on another lane (the left-edge trim of the write of site 0) runs on
+                // the host's kernel threads: timed by the compute model of the device with the
+                // most threads, or at the QR's rate.
+                let work = match self.most_threads {
+                    Some(model) => model.work_seconds(&task.work),
+                    None => task.work.flops() / (machine.rate("qr") * 1e9),
+                };
+                work + task.moved_bytes as f64 / machine.lane_rate(task)
+            }
         };
         machine.task_overhead_s + work
     }
@@ -223,7 +257,7 @@ mod tests {
         let path = tmp.path().join("m.json");
         let observed = super::super::Observation {
             kernel: "env".into(),
-            work: crate::tensor::Work::gemm(1, 8, 8, 8, 0),
+            work: crate::tensor::Work::gemm(1, 8, 8, 8, 0, false),
             seconds: 1e-3,
         };
         let fitted = ComputeModel::fitted(1, &[observed], &[1e-4], "test");
@@ -245,6 +279,68 @@ mod tests {
         broken.write(&path).unwrap();
         let err = MachineModel::read(&path).unwrap_err().to_string();
         assert!(err.contains("compute[0].dispatch_s"), "{err}");
+    }
+
+    #[test]
+    fn writes_take_the_io_write_rate_and_the_trim_at_the_compute_rates() {
+        use crate::gen::{generate, ProblemKind, ProblemSpec};
+        use crate::graph::{GraphOptions, SweepGraph};
+        let spec = ProblemSpec {
+            sites: 10,
+            bond: 16,
+            mpo_bond: 2,
+            ..ProblemSpec::default()
+        };
+        let stack = generate(ProblemKind::Random, &spec).unwrap().shape();
+        let graph = SweepGraph::build(&stack, &GraphOptions::new(16)).unwrap();
+        let task = |wanted: &dyn Fn(&Task) -> bool| {
+            let mut tasks = graph.graph.node_weights();
+            tasks.find(|t| wanted(t)).unwrap().clone()
+        };
+        let read = task(&|t| matches!(t.op, Op::ReadSite { .. }));
+        let write = task(&|t| t.op == Op::WriteSite && t.site == 3);
+        let last_write = task(&|t| t.op == Op::WriteSite && t.site == 0);
+        let observed = super::super::Observation {
+            kernel: "env".into(),
+            work: crate::tensor::Work::gemm(1, 8, 8, 8, 0, false),
+            seconds: 1e-3,
+        };
+        let bytes = |t: &Task, rate: f64| t.moved_bytes as f64 / rate;
+        let mut machine = model();
+        // Without compute models, the trim's flops go at the QR's rate.
+        let at_qr_rate = last_write.work.flops() / 10e9;
+        let timer = machine.timer(&[1]);
+        assert_eq!(timer.seconds(&write), bytes(&write, 1e9));
+        assert_eq!(
+            timer.seconds(&last_write),
+            at_qr_rate + bytes(&last_write, 1e9)
+        );
+        // Devices of 1 and 2 threads whose models differ: the trim takes the 2-thread rates.
+        let fitted = ComputeModel::fitted(1, &[observed], &[0.0], "test");
+        let rated = |threads: usize, seconds: f64| {
+            let features = crate::tensor::Work::FEATURES.iter();
+            let seconds_per = features.map(|f| (f.to_string(), seconds)).collect();
+            let fitted = fitted.clone();
+            ComputeModel {
+                threads,
+                seconds_per,
+                ..fitted
+            }
+        };
+        machine.compute = vec![rated(2, 1e-12), rated(1, 3e-12)];
+        machine.bytes_per_s.insert(IO_WRITE.into(), 2e8);
+        let timer = machine.timer(&[1, 2]);
+        assert_eq!(timer.seconds(&read), bytes(&read, 1e9));
+        assert_eq!(timer.seconds(&write), bytes(&write, 2e8));
+        let trim = machine.compute[0].work_seconds(&last_write.work);
+        assert!(trim > 0.0 && trim < machine.compute[1].work_seconds(&last_write.work));
+        assert_eq!(timer.seconds(&last_write), trim + bytes(&last_write, 2e8));
+        for key in ["io-read", "compute"] {
+            let mut unknown = model();
+            unknown.bytes_per_s.insert(key.into(), 1e9);
+            let err = unknown.check().unwrap_err();
+            assert!(err.contains(&format!("bytes_per_s.{key}")), "{err}");
+        }
     }
 
     #[test]

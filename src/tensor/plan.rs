@@ -99,7 +99,8 @@ impl ContractionPlan {
     /// copies into GEMM order.
     pub fn work(&self, dims_a: &[usize], dims_b: &[usize]) -> Work {
         let copied = self.copied_elements(dims_a, dims_b);
-        Work::gemm(self.batch, self.m, self.n, self.k, copied)
+        let transposed_a = self.layout_a(dims_a) == OperandLayout::Transposed;
+        Work::gemm(self.batch, self.m, self.n, self.k, copied, transposed_a)
     }
 
     /// How `a` of `dims` enters the GEMM.

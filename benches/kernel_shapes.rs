@@ -1,0 +1,129 @@
+//! The shape effects a compute model's features stand for (graphs/README.md), measured on the
+//! CPU backend's own primitives in complex128: GEMM rates by arithmetic intensity, with the left
+//! operand read transposed, and with a fresh result against faer writing into one it reuses;
+//! QR rates by the factored matrix's shape.
+//!
+//! `cargo bench --bench kernel_shapes [-- THREADS]` (default 2) prints one line per case: its
+//! shape, its intensity (flops per byte, complex128) and its rate (best of five).
+
+use srcflow::backend::{Backend, CpuBackend, DeviceTensor, Gemm};
+use srcflow::tensor::{Tensor, C64};
+use std::time::Instant;
+
+/// Repetitions of each case; the fastest counts.
+const REPS: usize = 5;
+
+/// The fastest of [`REPS`] runs of `case`, in seconds.
+fn fastest(mut case: impl FnMut()) -> f64 {
+    (0..REPS)
+        .map(|_| {
+            let start = Instant::now();
+            case();
+            start.elapsed().as_secs_f64()
+        })
+        .fold(f64::MAX, f64::min)
+}
+
+/// A device tensor of `dims` filled with varied values.
+fn filled(cpu: &CpuBackend, dims: Vec<usize>) -> DeviceTensor {
+    let len = dims.iter().product::<usize>();
+    let data = (0..len)
+        .map(|i| C64::new((i % 13) as f64 + 0.1, (i % 7) as f64 - 3.0))
+        .collect();
+    cpu.upload(&Tensor::new(dims, data).expect("dims match").into())
+        .expect("the CPU backend uploads")
+}
+
+/// Prints the rate of the CPU backend's GEMM of `m × k` by `k × n`, the left operand stored
+/// transposed where `transpose_a`.
+fn backend_gemm(cpu: &CpuBackend, (m, n, k): (usize, usize, usize), transpose_a: bool) {
+    let a = filled(cpu, if transpose_a { vec![k, m] } else { vec![m, k] });
+    let b = filled(cpu, vec![k, n]);
+    let gemm = Gemm {
+        transpose_a,
+        ..Gemm::new(1, m, n, k)
+    };
+    let seconds = fastest(|| {
+        std::hint::black_box(
+            cpu.batched_gemm(&a, &b, gemm, vec![m, n])
+                .expect("GEMM runs"),
+        );
+    });
+    let (flops, bytes) = (
+        8.0 * (m * n * k) as f64,
+        16.0 * (m * k + k * n + m * n) as f64,
+    );
+    let read = if transpose_a {
+        "transposed"
+    } else {
+        "as stored"
+    };
+    println!(
+        "GEMM {m} × {n} × {k}, left operand {read}: intensity {:.1}, {:.1} GFLOP/s ({:.2e} s)",
+        flops / bytes,
+        flops / seconds / 1e9,
+        seconds
+    );
+}
+
+/// Prints the rate of faer's GEMM of `m × k` by `k × n` writing into a result it reuses (no
+/// fresh memory), on `threads` threads.
+fn reused_result_gemm((m, n, k): (usize, usize, usize), threads: usize) {
+    let a = faer::Mat::<C64>::from_fn(m, k, |i, j| C64::new((i + j) as f64 * 1e-3, 1.0));
+    let b = faer::Mat::<C64>::from_fn(k, n, |i, j| C64::new((i * j) as f64 * 1e-4, 0.5));
+    let mut c = faer::Mat::<C64>::zeros(m, n);
+    let seconds = fastest(|| {
+        faer::linalg::matmul::matmul(
+            c.as_mut(),
+            faer::Accum::Replace,
+            a.as_ref(),
+            b.as_ref(),
+            C64::new(1.0, 0.0),
+            faer::Par::rayon(threads),
+        );
+    });
+    let flops = 8.0 * (m * n * k) as f64;
+    println!(
+        "GEMM {m} × {n} × {k}, result reused (faer alone): {:.1} GFLOP/s ({:.2e} s)",
+        flops / seconds / 1e9,
+        seconds
+    );
+}
+
+/// Prints the rate of the CPU backend's thin QR of an `m × n` matrix (its flops as the dry
+/// runs count them).
+fn backend_qr(cpu: &CpuBackend, (m, n): (usize, usize)) {
+    let a = filled(cpu, vec![n, m]);
+    let seconds = fastest(|| {
+        std::hint::black_box(cpu.thin_qr(&a).expect("QR runs"));
+    });
+    let flops = srcflow::kernels::qr_flops(m, n);
+    println!(
+        "QR {m} × {n}: intensity {:.0}, {:.1} GFLOP/s ({:.2e} s)",
+        flops / (16.0 * (m * n) as f64),
+        flops / seconds / 1e9,
+        seconds
+    );
+}
+
+fn main() {
+    let threads = std::env::args()
+        .skip(1)
+        .find_map(|a| a.parse().ok())
+        .unwrap_or(2);
+    let cpu = CpuBackend::new(threads).expect("a CPU backend");
+    for (shape, transposed) in [
+        ((1280, 1280, 320), false),
+        ((1280, 1280, 320), true),
+        ((256, 256, 256), false),
+        ((128, 128, 128), false),
+        ((24576, 512, 24), false),
+        ((204800, 8, 8), false),
+    ] {
+        backend_gemm(&cpu, shape, transposed);
+    }
+    reused_result_gemm((204800, 8, 8), threads);
+    for shape in [(128, 64), (256, 128), (512, 256), (1280, 320), (768, 384)] {
+        backend_qr(&cpu, shape);
+    }
+}
