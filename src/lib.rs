@@ -17,6 +17,7 @@ pub mod kernels;
 mod liveness;
 pub mod ops;
 pub mod plan;
+pub mod ranks;
 pub mod sched;
 pub mod sim;
 mod size;

@@ -55,6 +55,17 @@ impl BackendKind {
     /// CPU backends for `devices` devices sharing `threads` threads (0: one per core), each
     /// with its share (at least one).
     pub fn cpu_backends(devices: usize, threads: usize) -> Result<Vec<Box<dyn Backend>>> {
+        Self::cpu_backends_of(devices, 0..devices, threads)
+    }
+
+    /// CPU backends for `devices` devices of which this process runs `own`: those share
+    /// `threads` threads (0: one per core), each with its share (at least one); the others
+    /// (other ranks' devices) get one thread, which never computes.
+    pub fn cpu_backends_of(
+        devices: usize,
+        own: std::ops::Range<usize>,
+        threads: usize,
+    ) -> Result<Vec<Box<dyn Backend>>> {
         let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
         let most = cpus.saturating_mul(THREADS_PER_CPU);
         for (setting, count, what) in [
@@ -77,7 +88,13 @@ impl BackendKind {
         };
         (0..devices)
             .map(|device| {
-                let share = crate::graph::share(threads, devices, device).len().max(1);
+                let share = match device
+                    .checked_sub(own.start)
+                    .filter(|_| own.contains(&device))
+                {
+                    Some(mine) => crate::graph::share(threads, own.len(), mine).len().max(1),
+                    None => 1,
+                };
                 Ok(Box::new(CpuBackend::new(share)?) as Box<dyn Backend>)
             })
             .collect()

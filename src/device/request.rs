@@ -27,9 +27,12 @@ impl DeviceRequest {
             Op::Fetch { from: Tier::Host } => DeviceRequest {
                 blocks: vec![task.moved_bytes],
             },
-            Op::WriteSite | Op::StoreDraft | Op::Spill { .. } | Op::Fetch { .. } => {
-                DeviceRequest::default()
-            }
+            Op::WriteSite
+            | Op::StoreDraft
+            | Op::Spill { .. }
+            | Op::Fetch { .. }
+            | Op::Send
+            | Op::Receive => DeviceRequest::default(),
             _ if task.within.is_some() => Self::slice(graph, task, task.peak_bytes, slot_open),
             _ => Self::whole(graph, task),
         }

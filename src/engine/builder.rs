@@ -6,6 +6,7 @@ use crate::cancel::CancelToken;
 use crate::error::{Error, Result};
 use crate::graph::GraphOptions;
 use crate::plan::Budgets;
+use crate::ranks::{RankLayout, Transport};
 use crate::sched::{Pacing, PrefetchPolicy, Progress};
 use std::sync::Arc;
 
@@ -22,6 +23,7 @@ pub struct EngineBuilder {
     progress: Option<Arc<dyn Progress>>,
     keeps_log: bool,
     cancel: CancelToken,
+    ranks: Option<Arc<dyn Transport>>,
 }
 
 impl EngineBuilder {
@@ -39,6 +41,7 @@ impl EngineBuilder {
             progress: None,
             keeps_log: false,
             cancel: CancelToken::new(),
+            ranks: None,
         }
     }
 
@@ -125,6 +128,15 @@ impl EngineBuilder {
         self
     }
 
+    /// Runs as one rank of several over `transport` (MPI's, or [`crate::ranks::InProcessRanks`]):
+    /// the devices of the graph options are those of all ranks, each rank computing on its
+    /// contiguous share of them with [`EngineBuilder::threads`] threads; every rank's
+    /// [`Engine::run`](super::Engine::run) returns the whole product.
+    pub fn ranks(mut self, transport: Arc<dyn Transport>) -> Self {
+        self.ranks = Some(transport);
+        self
+    }
+
     /// The engine, once every choice is checked: the graph options, one backend per device,
     /// an injected device failure naming one of its devices.
     pub fn build(self) -> Result<Engine> {
@@ -138,10 +150,17 @@ impl EngineBuilder {
                 ids.len()
             )));
         }
+        let layout = match &self.ranks {
+            Some(t) => RankLayout::new(t.rank(), t.ranks(), devices)?,
+            None => RankLayout::single(),
+        };
+        let own = layout.devices_of(layout.rank, devices);
         let backends = match (self.backends, self.kind.resolve(&ids)) {
             (Some(backends), _) => backends,
             (None, BackendKind::Cuda) => BackendKind::cuda_backends(&ids)?,
-            (None, _) => BackendKind::cpu_backends(devices, self.options.threads)?,
+            (None, _) => {
+                BackendKind::cpu_backends_of(devices, own.start..own.end, self.options.threads)?
+            }
         };
         if backends.len() != devices {
             return Err(Error::Invalid(format!(
@@ -166,6 +185,7 @@ impl EngineBuilder {
             pacing: self.pacing,
             keeps_log: self.keeps_log,
             cancel: self.cancel,
+            ranks: self.ranks.map(|transport| (transport, layout)),
         })
     }
 }

@@ -11,16 +11,20 @@ use crate::backend::{
 use crate::device::{Block, DeviceFault};
 use crate::error::{Error, Result};
 use crate::graph::{Cols, Lane, Op, SweepGraph, Task};
+use crate::ranks::Post;
 use crate::sched::Executor;
 use crate::store::{DiskTier, InMemory, Value};
 use crate::tensor::{AnyTensor, Meter};
 use crate::Tier;
+use crossbeam_channel::Sender;
 use std::sync::{Arc, Mutex};
 
 /// Routes tasks: reads to the source, writes to the sink, copies to the backend or the disk
 /// tier, and the kernels to the backend.
 pub(super) struct TaskRouter<'a> {
     pub graph: &'a SweepGraph,
+    /// Where send tasks post values for other ranks (runs of several ranks only).
+    pub posts: Option<Sender<Post>>,
     /// The backend of each device.
     pub backends: &'a [Box<dyn Backend>],
     /// The seed of the sketches.
@@ -63,7 +67,7 @@ impl Executor for TaskRouter<'_> {
 fn stream_of(op: Op) -> Stream {
     match op.lane() {
         Lane::Compute => Stream::Compute,
-        Lane::Collective => Stream::Peer,
+        Lane::Collective | Lane::Network => Stream::Peer,
         Lane::Upload | Lane::DiskRead => Stream::Upload,
         Lane::Download | Lane::DiskWrite => Stream::Download,
         Lane::Io if matches!(op, Op::ReadSite { .. } | Op::LoadDraft) => Stream::Upload,
@@ -146,6 +150,20 @@ impl TaskRouter<'_> {
                 let part = collective::upload_part(self.graph, task, &core)?;
                 Ok(vec![self.placed(task, part, blocks)?])
             }
+            Op::Send => {
+                let posts = self
+                    .posts
+                    .as_ref()
+                    .ok_or_else(|| Error::Invalid("a send task ran in a run of one rank".into()))?;
+                let tensor = self.on_host(task, &inputs[0])?;
+                posts
+                    .send((task.inputs[0], tensor))
+                    .map_err(|_| Error::Invalid("the network lane has stopped".into()))?;
+                Ok(vec![])
+            }
+            Op::Receive => Err(Error::Invalid(
+                "a receive task reached a compute lane (it is the network lane's)".into(),
+            )),
             Op::AllGather | Op::Gather | Op::Scatter => {
                 let tensors = self.on_backend(task, &inputs)?;
                 let moved = collective::collect(self.graph, task, self.backend(task), &tensors)?;

@@ -9,6 +9,7 @@ mod left_edge;
 mod memory_report;
 mod model_executor;
 mod output_slots;
+mod ranked;
 mod report;
 mod run;
 mod sink;
@@ -33,6 +34,7 @@ use crate::device::{FaultyPool, MemoryPool, PoolConfig, SimulatedPool};
 use crate::error::{Error, Result};
 use crate::graph::{GraphOptions, Op, SweepGraph};
 use crate::plan::{self, Drift, MemoryProfile, Plan, PlanRequest, PROCESS_BASELINE};
+use crate::ranks::{ExchangeLane, RankGraph, RankLayout, Transport};
 use crate::sched::{self, Governor, Pacing, Progress, RunLog, SchedOptions};
 use crate::sim::MachineModel;
 use crate::store::DiskTier;
@@ -89,6 +91,9 @@ pub struct Engine {
     keeps_log: bool,
     /// Stops its runs cleanly once cancelled.
     cancel: CancelToken,
+    /// The transport to the other ranks and this one's place among them, when it is one of
+    /// several.
+    ranks: Option<(Arc<dyn Transport>, RankLayout)>,
 }
 
 impl Engine {
@@ -112,6 +117,15 @@ impl Engine {
     /// Kernel threads of each device.
     fn threads_per_device(&self) -> Vec<usize> {
         self.backends.iter().map(|b| b.threads()).collect()
+    }
+
+    /// The first device this process computes on (0 unless it is a rank after the first).
+    fn first_device(&self) -> usize {
+        self.ranks.as_ref().map_or(0, |(_, layout)| {
+            layout
+                .devices_of(layout.rank, self.options.graph.devices)
+                .start
+        })
     }
 
     /// The options this engine runs with.
@@ -222,8 +236,12 @@ impl Engine {
         let (graph, _) = self.prepare(&stack.shape())?;
         let sink = MemorySink::new(graph.output_kind(), graph.sites());
         let (report, log) = self.run_graph_logged(&graph, &MemorySource::new(stack), &sink)?;
+        let output = match &self.ranks {
+            Some((transport, _)) => ranked::share_output(&**transport, &graph, sink)?,
+            None => sink.into_train()?,
+        };
         Ok(Run {
-            output: sink.into_train()?,
+            output,
             report,
             log: self.keeps_log.then_some(log),
             graph,
@@ -248,11 +266,21 @@ impl Engine {
         source: &dyn CoreSource,
         sink: &dyn CoreSink,
     ) -> Result<(Report, RunLog)> {
+        let rank_graph = match &self.ranks {
+            Some((_, layout)) => Some(RankGraph::of(graph, *layout)?),
+            None => None,
+        };
+        let network = rank_graph
+            .as_ref()
+            .zip(self.ranks.as_ref())
+            .map(|(r, (t, _))| ExchangeLane::new(Arc::clone(t), r.exchanges.clone()));
+        let graph = rank_graph.as_ref().map_or(graph, |r| &r.graph);
         let disk = self.disk_tier(graph)?;
         let edge = graph.left_edge().map(|last| LeftEdgeSink::new(sink, last));
         let sink = edge.as_ref().map_or(sink, |edge| edge as &dyn CoreSink);
         let router = TaskRouter {
             graph,
+            posts: network.as_ref().map(ExchangeLane::poster),
             backends: &self.backends,
             seed: self.options.seed,
             fault: self.tiering.device.inject_failure.clone(),
@@ -271,9 +299,14 @@ impl Engine {
             "sweep starts"
         );
         let (start, blocks) = (Instant::now(), alloc::stats());
-        let log = sched::run(graph, &router, sched, governor);
+        let network_lane = network.as_ref().map(|n| n as &dyn sched::NetworkLane);
+        let log = sched::run(graph, &router, network_lane, sched, governor);
         let (wall_s, after) = (start.elapsed().as_secs_f64(), alloc::stats());
         drop(lease);
+        let log = match (&self.ranks, &network) {
+            (Some((transport, _)), Some(lane)) => ranked::agree(&**transport, lane, log),
+            _ => log,
+        };
         let mut log = log?;
         log.threads_per_device = self.threads_per_device();
         let mut report = Report::new(graph, &log, wall_s, self.backend());
@@ -352,7 +385,7 @@ impl Engine {
 
     /// The memory of device `device`: its backend's pool, or a simulated one, with the device
     /// budget as capacity (unlimited without budgets) and the faults the tiering asks for
-    /// (injected allocation failures on the first device only).
+    /// (injected allocation failures on the rank's first device only).
     fn device_pool(&self, device: usize, memory: DeviceMemory) -> Result<Arc<dyn MemoryPool>> {
         let options = &self.tiering.device;
         let config = PoolConfig {
@@ -363,10 +396,16 @@ impl Engine {
             DeviceMemory::Backend => self.backends[device].memory_pool(config)?,
             DeviceMemory::Simulated => Box::new(SimulatedPool::new(config)?),
         };
-        Ok(match options.inject_oom.clone().filter(|_| device == 0) {
-            Some(fault) => Arc::new(FaultyPool::new(pool, fault)),
-            None => Arc::from(pool),
-        })
+        Ok(
+            match options
+                .inject_oom
+                .clone()
+                .filter(|_| device == self.first_device())
+            {
+                Some(fault) => Arc::new(FaultyPool::new(pool, fault)),
+                None => Arc::from(pool),
+            },
+        )
     }
 
     /// A scratch directory for the run when `graph` spills to disk.

@@ -56,6 +56,11 @@ pub enum Op {
     Gather,
     /// Copy this device's rows of a basis from the device that ran the QR.
     Scatter,
+    /// Hand a value this rank made to the network lane, for the ranks whose tasks read it
+    /// (runs with several ranks only; see [`crate::ranks`]).
+    Send,
+    /// Take a value another rank made from the network lane (several ranks only).
+    Receive,
 }
 
 impl Op {
@@ -68,6 +73,8 @@ impl Op {
             Op::Fetch { from: Tier::Disk } => Lane::DiskRead,
             Op::Fetch { .. } | Op::UploadPart => Lane::Upload,
             Op::AllGather | Op::Gather | Op::Scatter => Lane::Collective,
+            Op::Send => Lane::Download,
+            Op::Receive => Lane::Network,
             _ => Lane::Compute,
         }
     }
@@ -95,6 +102,8 @@ impl Op {
             Op::AllGather => "all-gather",
             Op::Gather => "gather",
             Op::Scatter => "scatter",
+            Op::Send => "send",
+            Op::Receive => "receive",
         }
     }
 }
@@ -135,11 +144,14 @@ pub enum Lane {
     DiskRead,
     /// Copies between devices (gathers, scatters and all-gathers).
     Collective,
+    /// Values exchanged with other ranks (MPI collectives); unlike the others it runs many
+    /// tasks at once, each waiting for its value to arrive.
+    Network,
 }
 
 impl Lane {
     /// Every lane, in display order.
-    pub const ALL: [Lane; 7] = [
+    pub const ALL: [Lane; 8] = [
         Lane::Compute,
         Lane::Io,
         Lane::Download,
@@ -147,6 +159,7 @@ impl Lane {
         Lane::DiskWrite,
         Lane::DiskRead,
         Lane::Collective,
+        Lane::Network,
     ];
 
     /// True for the lanes each device has its own of; the others (input and output files,
@@ -156,6 +169,12 @@ impl Lane {
             self,
             Lane::Compute | Lane::Download | Lane::Upload | Lane::Collective
         )
+    }
+
+    /// True for the lanes every machine model rates by bytes per second: all but compute
+    /// (rated by flops) and the network (which only runs with several ranks).
+    pub fn modelled(&self) -> bool {
+        !matches!(self, Lane::Compute | Lane::Network)
     }
 
     /// A short name for reports and traces.
@@ -168,6 +187,7 @@ impl Lane {
             Lane::DiskWrite => "disk-write",
             Lane::DiskRead => "disk-read",
             Lane::Collective => "collective",
+            Lane::Network => "network",
         }
     }
 }

@@ -34,6 +34,8 @@ pub(super) struct Dispatcher {
     options: SchedOptions,
     governor: Governor,
     rewrites: usize,
+    /// Receive tasks started and not yet done (they wait on other ranks, not on this one).
+    network_running: usize,
     /// Bytes spill tasks have moved off the device so far.
     spilled: u64,
     /// Inputs each task still waits for, by node index.
@@ -77,6 +79,7 @@ impl Dispatcher {
             options,
             governor,
             rewrites: 0,
+            network_running: 0,
             spilled: 0,
             waiting_on: vec![0; bound],
             finished: vec![false; bound],
@@ -128,6 +131,7 @@ impl Dispatcher {
     pub fn run(&mut self, lanes: &mut dyn Lanes) -> Result<RunLog> {
         let (mut finished, mut running) = (0, 0);
         let mut failure: Option<Error> = None;
+        let mut told_lanes = false;
         loop {
             if failure.is_none() && self.options.cancel.is_cancelled() {
                 failure = Some(Error::Interrupted);
@@ -139,16 +143,28 @@ impl Dispatcher {
                 }
                 self.watch_compute();
             }
-            if running == 0 {
-                if failure.is_some() || finished == self.total_nodes() {
+            if let Some(why) = failure.as_ref().filter(|_| !told_lanes) {
+                lanes.fail(&why.to_string());
+                told_lanes = true;
+            }
+            if running == self.network_running {
+                if running == 0 && (failure.is_some() || finished == self.total_nodes()) {
                     break;
                 }
-                match self.governor.unstick(&self.graph, self.now_s()) {
-                    Ok(true) => continue,
-                    Ok(false) => break,
-                    Err(e) => failure = Some(e),
+                if failure.is_none() {
+                    match self
+                        .governor
+                        .unstick(&self.graph, self.now_s(), running > 0)
+                    {
+                        Ok(true) => continue,
+                        Ok(false) if running == 0 => break,
+                        Ok(false) => {}
+                        Err(e) => failure = Some(e),
+                    }
                 }
-                continue;
+                if running == 0 {
+                    continue;
+                }
             }
             let wait = self.wake_at.map_or(POLL, |at| {
                 at.saturating_duration_since(self.clock.now()).min(POLL)
@@ -158,6 +174,9 @@ impl Dispatcher {
             };
             running -= 1;
             let task = self.graph.graph[report.node].clone();
+            if task.lane == Lane::Network {
+                self.network_running -= 1;
+            }
             self.busy.insert(task.lane_id(), false);
             if task.lane == Lane::Compute {
                 self.compute_since.remove(&task.device);
@@ -194,6 +213,10 @@ impl Dispatcher {
                 Err(e) => {
                     failure.get_or_insert(e);
                 }
+            }
+            if let Some(why) = failure.as_ref().filter(|_| !told_lanes) {
+                lanes.fail(&why.to_string());
+                told_lanes = true;
             }
         }
         self.stalls.busy(self.clock.now());
@@ -262,7 +285,9 @@ impl Dispatcher {
                     Ok(blocks) => {
                         self.launch(lanes, node, blocks);
                         started += 1;
-                        break;
+                        if lane.lane != Lane::Network {
+                            break;
+                        }
                     }
                     Err(oom) => self.recover(node, &oom, 0.0)?,
                 }
@@ -271,10 +296,12 @@ impl Dispatcher {
         Ok(started)
     }
 
-    /// Sends `node` with its inputs and `blocks` to its lane.
+    /// Sends `node` with its inputs and `blocks` to its lane (which stays free for more when it
+    /// is the network's).
     fn launch(&mut self, lanes: &mut dyn Lanes, node: NodeIndex, blocks: Vec<Block>) {
         let task = self.graph.graph[node].clone();
         let lane = task.lane_id();
+        let exclusive = lane.lane != Lane::Network;
         if matches!(task.op, Op::Fetch { .. }) {
             self.fetched.start(&task);
         }
@@ -285,7 +312,10 @@ impl Dispatcher {
             inputs,
             blocks,
         });
-        self.busy.insert(lane, true);
+        self.busy.insert(lane, exclusive);
+        if !exclusive {
+            self.network_running += 1;
+        }
         if lane.lane == Lane::Compute {
             self.stalls.busy(self.clock.now());
             self.compute_since.insert(lane.device, self.clock.now());

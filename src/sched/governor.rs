@@ -333,10 +333,11 @@ impl Governor {
         Ok(Recovery::Split)
     }
 
-    /// What to do when nothing is running and tasks are still to run: release the cache and
-    /// try again (`Ok(true)`), give up with an error naming the refused task, or, when no task
-    /// was refused, nothing (`Ok(false)`: the graph itself is stuck).
-    pub(super) fn unstick(&mut self, graph: &SweepGraph, at: f64) -> Result<bool> {
+    /// What to do when nothing of this process is running and tasks are still to run: release
+    /// the cache and try again (`Ok(true)`), give up with an error naming the refused task, or,
+    /// when no task was refused, nothing (`Ok(false)`: the graph itself is stuck). While values
+    /// from other ranks are `awaited`, their arrival may yet free memory: nothing, not an error.
+    pub(super) fn unstick(&mut self, graph: &SweepGraph, at: f64, awaited: bool) -> Result<bool> {
         let Some(&index) = self.refused.iter().min() else {
             return Ok(false);
         };
@@ -344,6 +345,9 @@ impl Governor {
         if self.pool(task).usage().releasable > 0 {
             self.release(at, task);
             return Ok(true);
+        }
+        if awaited {
+            return Ok(false);
         }
         let request = self.request(graph, task);
         let why = " (nothing else running can free memory; lower `GraphOptions::batch_cols` or the budgets)";

@@ -6,7 +6,7 @@ use super::Executor;
 use crate::backend::{take_primitive_times, PrimitiveTimes};
 use crate::device::Block;
 use crate::error::{Error, Result};
-use crate::graph::{LaneId, Task};
+use crate::graph::{Lane, LaneId, Task};
 use crate::store::Value;
 use crossbeam_channel::{unbounded, Receiver, RecvTimeoutError, Sender};
 use petgraph::stable_graph::NodeIndex;
@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 
 /// A task handed to a lane (a copy: the dispatcher may rewrite its graph meanwhile), with the
 /// device blocks allocated for it.
-pub(super) struct Job {
+pub(crate) struct Job {
     pub node: NodeIndex,
     pub task: Task,
     pub inputs: Vec<Value>,
@@ -24,7 +24,7 @@ pub(super) struct Job {
 }
 
 /// A lane's report that a task has ended.
-pub(super) struct Done {
+pub(crate) struct Done {
     pub node: NodeIndex,
     pub result: Result<Vec<Value>>,
     pub start: Instant,
@@ -39,20 +39,35 @@ pub(super) trait Lanes {
     fn send(&mut self, job: Job);
     /// The next task to end within `timeout`, if any.
     fn recv(&mut self, timeout: Duration) -> Option<Done>;
+    /// Told once that the run has failed with `why`, so that tasks waiting on other ranks
+    /// give up.
+    fn fail(&mut self, _why: &str) {}
+}
+
+/// The server of the network lane, which runs with several ranks: it takes every receive task
+/// the dispatcher starts (many at once) and reports each done when its value has arrived.
+pub(crate) trait NetworkLane: Sync {
+    /// Serves `jobs` until their channel closes, reporting each on `done`.
+    fn serve(&self, jobs: Receiver<Job>, done: Sender<Done>);
+    /// Makes [`NetworkLane::serve`] fail what it waits for and return, and tells the other
+    /// ranks that this one failed with `why`.
+    fn abort(&self, why: &str);
 }
 
 /// One worker thread per lane of each device and per shared lane, fed over crossbeam channels.
-pub(super) struct ThreadLanes {
+pub(super) struct ThreadLanes<'env> {
     senders: HashMap<LaneId, Sender<Job>>,
     done: Receiver<Done>,
+    network: Option<&'env dyn NetworkLane>,
 }
 
-impl ThreadLanes {
+impl<'env> ThreadLanes<'env> {
     /// Starts a worker per lane of a node with `devices` devices in `scope`, running tasks with
-    /// `executor`.
-    pub fn start<'scope, 'env>(
+    /// `executor`; the network lane is `network`'s, when the run has several ranks.
+    pub fn start<'scope>(
         scope: &'scope Scope<'scope, 'env>,
         executor: &'env dyn Executor,
+        network: Option<&'env dyn NetworkLane>,
         devices: usize,
     ) -> Self {
         let (done_tx, done) = unbounded::<Done>();
@@ -61,13 +76,26 @@ impl ThreadLanes {
             let (tx, rx) = unbounded::<Job>();
             senders.insert(lane, tx);
             let done_tx = done_tx.clone();
-            scope.spawn(move || worker(executor, rx, done_tx));
+            match (lane.lane, network) {
+                (Lane::Network, Some(network)) => scope.spawn(move || network.serve(rx, done_tx)),
+                _ => scope.spawn(move || worker(executor, rx, done_tx)),
+            };
         }
-        ThreadLanes { senders, done }
+        ThreadLanes {
+            senders,
+            done,
+            network,
+        }
     }
 }
 
-impl Lanes for ThreadLanes {
+impl Lanes for ThreadLanes<'_> {
+    fn fail(&mut self, why: &str) {
+        if let Some(network) = self.network {
+            network.abort(why);
+        }
+    }
+
     fn send(&mut self, job: Job) {
         self.senders[&job.task.lane_id()]
             .send(job)

@@ -42,7 +42,8 @@ use crate::graph::{SweepGraph, Task};
 use crate::plan::Spare;
 use crate::store::{DiskRates, Value};
 use dispatcher::Dispatcher;
-use lanes::{Job, Lanes, ThreadLanes};
+pub(crate) use lanes::{Done, Job, NetworkLane};
+use lanes::{Lanes, ThreadLanes};
 use model_lanes::ModelLanes;
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -87,17 +88,19 @@ impl Default for SchedOptions {
     }
 }
 
-/// Runs every task of `graph` with `executor`, admitting them by device memory with
-/// `governor`; returns when all are done or the first fails. The log holds the graph as
-/// rewritten during the run when the governor split nodes.
+/// Runs every task of `graph` with `executor` (its receive tasks with `network`, when the run
+/// has several ranks), admitting them by device memory with `governor`; returns when all are
+/// done or the first fails. The log holds the graph as rewritten during the run when the
+/// governor split nodes.
 pub(crate) fn run(
     graph: &SweepGraph,
     executor: &dyn Executor,
+    network: Option<&dyn NetworkLane>,
     options: SchedOptions,
     governor: Governor,
 ) -> Result<RunLog> {
     std::thread::scope(|scope| {
-        let mut lanes = ThreadLanes::start(scope, executor, graph.devices);
+        let mut lanes = ThreadLanes::start(scope, executor, network, graph.devices);
         let mut dispatcher = Dispatcher::new(graph, options, governor, Arc::new(WallClock));
         dispatcher.run(&mut lanes)
     })

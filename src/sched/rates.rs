@@ -72,7 +72,7 @@ fn opposite(lane: Lane) -> Option<Lane> {
         Lane::DiskWrite => Some(Lane::DiskRead),
         Lane::Upload => Some(Lane::Download),
         Lane::Download => Some(Lane::Upload),
-        Lane::Compute | Lane::Io | Lane::Collective => None,
+        Lane::Compute | Lane::Io | Lane::Collective | Lane::Network => None,
     }
 }
 

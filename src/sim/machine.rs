@@ -83,7 +83,7 @@ impl MachineModel {
 
     /// Every kernel and lane rated, with positive, finite rates.
     fn check(&self) -> std::result::Result<(), String> {
-        let lanes = Lane::ALL.iter().filter(|&&l| l != Lane::Compute);
+        let lanes = Lane::ALL.iter().filter(|&&l| l.modelled());
         let wanted = RATED_KERNELS
             .iter()
             .map(|k| ("gflops", &self.gflops, *k))

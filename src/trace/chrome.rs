@@ -44,6 +44,7 @@ fn track(lane: Lane, device: usize) -> (u32, u32) {
         Lane::Io => (HOST, 1),
         Lane::DiskWrite => (HOST, 2),
         Lane::DiskRead => (HOST, 3),
+        Lane::Network => (HOST, 4),
     }
 }
 

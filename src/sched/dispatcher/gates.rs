@@ -26,7 +26,7 @@ impl Dispatcher {
             Lane::Compute => !self.behind_on_spills(task.step),
             Lane::Upload | Lane::DiskRead if ahead && self.governor.reclaiming() => false,
             Lane::Upload | Lane::DiskRead => self.may_fetch(task, frontier),
-            Lane::Io | Lane::Download | Lane::DiskWrite | Lane::Collective => true,
+            Lane::Io | Lane::Download | Lane::DiskWrite | Lane::Collective | Lane::Network => true,
         }
     }
 

@@ -1,0 +1,66 @@
+//! What a run of several ranks adds at its end: the ranks agree on whether it succeeded, and
+//! rank 0, which wrote the output, shares it.
+
+use super::MemorySink;
+use crate::error::{Error, Result};
+use crate::graph::SweepGraph;
+use crate::ranks::{decode_tensors, encode_tensors, ExchangeLane, Transport};
+use crate::sched::RunLog;
+use crate::tensor::AnyTensor;
+use crate::train::Train;
+
+/// The run's result on this rank, once every rank has said how its part went: this rank's
+/// error, the network lane's, or else the first other rank's (so every rank fails together).
+pub(super) fn agree(
+    transport: &dyn Transport,
+    lane: &ExchangeLane,
+    local: Result<RunLog>,
+) -> Result<RunLog> {
+    let local = match (local, lane.take_failure()) {
+        (Ok(_), Some(error)) => Err(error),
+        (local, _) => local,
+    };
+    let said = match &local {
+        Ok(_) => Vec::new(),
+        Err(error) => error.to_string().into_bytes(),
+    };
+    let statuses = match transport.all_gather(said) {
+        Ok(statuses) => statuses,
+        Err(error) => return local.and(Err(error)),
+    };
+    let log = local?;
+    match statuses.iter().enumerate().find(|(_, s)| !s.is_empty()) {
+        Some((rank, why)) => Err(Error::Invalid(format!(
+            "rank {rank} failed: {}",
+            String::from_utf8_lossy(why)
+        ))),
+        None => Ok(log),
+    }
+}
+
+/// The product on every rank: rank 0's `sink` holds it and broadcasts it.
+pub(super) fn share_output(
+    transport: &dyn Transport,
+    graph: &SweepGraph,
+    sink: MemorySink,
+) -> Result<Train> {
+    let bytes = if transport.rank() == 0 {
+        let train = sink
+            .into_train()
+            .inspect_err(|e| transport.abort(&e.to_string()))?;
+        let cores: Vec<AnyTensor> = train
+            .into_cores()
+            .into_iter()
+            .map(AnyTensor::from)
+            .collect();
+        encode_tensors(&cores)
+    } else {
+        Vec::new()
+    };
+    let shared = transport.broadcast(0, bytes)?;
+    let cores = decode_tensors(&shared, "the product rank 0 sent")?
+        .iter()
+        .map(AnyTensor::to_c64)
+        .collect();
+    Train::new(graph.output_kind(), cores)
+}

@@ -1,0 +1,135 @@
+//! The exchanges of a run: which values cross ranks, grouped into collectives, in the one
+//! order every rank runs them.
+
+use crate::graph::{DataId, Shared, SweepGraph};
+use petgraph::algo::toposort;
+use petgraph::stable_graph::NodeIndex;
+use std::collections::{BTreeSet, HashMap};
+
+/// A value that a task of one rank makes and tasks of other ranks read.
+#[derive(Clone, Debug)]
+pub struct Crossing {
+    /// The value.
+    pub id: DataId,
+    /// The rank that makes it.
+    pub from: usize,
+    /// The ranks that read it.
+    pub to: BTreeSet<usize>,
+    /// The device that makes it.
+    pub device: usize,
+    /// The sweep step of the task that makes it.
+    pub step: usize,
+    /// The site of the task that makes it.
+    pub site: usize,
+    /// Its bytes.
+    pub bytes: u64,
+    /// The task that makes it in the whole graph: the last of them (in the exchange order)
+    /// where column blocks each write a slice of it.
+    pub maker: NodeIndex,
+    /// Every task that writes it, in the whole graph.
+    pub makers: Vec<NodeIndex>,
+}
+
+/// The MPI collective an exchange runs as.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Collective {
+    /// One value, from the rank that makes it to all others.
+    Broadcast {
+        /// The rank that makes it.
+        root: usize,
+    },
+    /// Values of several ranks to the one rank that reads them all.
+    Gather {
+        /// The rank that reads them.
+        root: usize,
+    },
+    /// Values of several ranks to every rank.
+    AllGather,
+}
+
+/// Values that cross ranks together, in one collective.
+#[derive(Clone, Debug)]
+pub struct Exchange {
+    /// How they move.
+    pub collective: Collective,
+    /// The values, in the order each rank packs its own.
+    pub values: Vec<Crossing>,
+}
+
+impl Exchange {
+    /// The values `rank` makes, in packing order.
+    pub fn made_by(&self, rank: usize) -> impl Iterator<Item = &Crossing> {
+        self.values.iter().filter(move |c| c.from == rank)
+    }
+
+    /// Bytes the values of the exchange hold.
+    pub fn bytes(&self) -> u64 {
+        self.values.iter().map(|c| c.bytes).sum()
+    }
+}
+
+/// What moves together: the parts of one shared value (an all-gather), the sketch blocks of
+/// one site (a gather to the QR), or a value alone.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+enum Group {
+    Parts(Shared),
+    Sketches(usize),
+    Alone(DataId),
+}
+
+impl Group {
+    fn of(id: DataId) -> Self {
+        match id {
+            DataId::Part { of, .. } => Group::Parts(of),
+            DataId::Sketch { site, .. } => Group::Sketches(site),
+            other => Group::Alone(other),
+        }
+    }
+}
+
+/// The exchanges of `crossings` in `graph`, ordered by the sweep step of the last task that
+/// makes one of their values, then by its place in one topological order of the whole graph
+/// (the same on every rank). Steps never fall along an edge, so every value an exchange's
+/// makers depend on has crossed in an earlier exchange; and the scheduler, which paces reads
+/// by step, makes the values of each exchange before those of later steps.
+pub fn exchanges(graph: &SweepGraph, crossings: &HashMap<DataId, Crossing>) -> Vec<Exchange> {
+    let order = toposort(&graph.graph, None).expect("a sweep graph has no cycle");
+    let position: HashMap<NodeIndex, usize> =
+        order.iter().enumerate().map(|(i, &n)| (n, i)).collect();
+    let mut groups: HashMap<Group, Vec<Crossing>> = HashMap::new();
+    for crossing in crossings.values() {
+        groups
+            .entry(Group::of(crossing.id))
+            .or_default()
+            .push(crossing.clone());
+    }
+    let mut exchanges: Vec<((usize, usize), Exchange)> = groups
+        .into_values()
+        .map(|mut values| {
+            values.sort_by_key(|c| (c.step, position[&c.maker]));
+            let last = values.last().expect("a group has a value");
+            let last = (last.step, position[&last.maker]);
+            let exchange = Exchange {
+                collective: collective_of(&values),
+                values,
+            };
+            (last, exchange)
+        })
+        .collect();
+    exchanges.sort_by_key(|(last, _)| *last);
+    exchanges.into_iter().map(|(_, e)| e).collect()
+}
+
+/// A broadcast for a value alone, a gather when one rank reads every value, else an all-gather.
+fn collective_of(values: &[Crossing]) -> Collective {
+    if let [one] = values {
+        return Collective::Broadcast { root: one.from };
+    }
+    let first = &values[0].to;
+    match first.iter().next() {
+        Some(&root) if first.len() == 1 && values.iter().all(|c| c.to == *first) => {
+            Collective::Gather { root }
+        }
+        _ => Collective::AllGather,
+    }
+}

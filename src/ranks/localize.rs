@@ -1,0 +1,163 @@
+//! `RankGraph`: the part of the sweep graph one rank runs, with the send and receive tasks
+//! that carry values across ranks, and the exchanges that move them.
+
+use super::exchange_plan::{exchanges, Crossing, Exchange};
+use super::RankLayout;
+use crate::error::Result;
+use crate::graph::{DataId, Lane, Op, SweepGraph, Task};
+use crate::tensor::Work;
+use petgraph::stable_graph::NodeIndex;
+use petgraph::visit::{EdgeRef, IntoEdgeReferences};
+use std::collections::HashMap;
+
+/// What one rank runs of a sweep graph.
+#[derive(Clone, Debug)]
+pub struct RankGraph {
+    /// The tasks of the rank's devices, with a send task after each value another rank reads
+    /// and a receive task before the tasks that read a value another rank makes.
+    pub graph: SweepGraph,
+    /// Every exchange of the run, in the order all ranks run them.
+    pub exchanges: Vec<Exchange>,
+    /// Which rank this is.
+    pub layout: RankLayout,
+}
+
+impl RankGraph {
+    /// The part of `graph` (the whole sweep, as every rank builds it) that `layout`'s rank runs.
+    pub fn of(graph: &SweepGraph, layout: RankLayout) -> Result<Self> {
+        let owner = |node: NodeIndex| layout.owner(graph.graph[node].device, graph.devices);
+        let crossings = crossings(graph, &owner);
+        let exchanges = exchanges(graph, &crossings);
+        let mut local = graph.clone();
+        let readers = local_readers(graph, &owner, layout.rank);
+        let remote: Vec<NodeIndex> = graph
+            .graph
+            .node_indices()
+            .filter(|&n| owner(n) != layout.rank)
+            .collect();
+        for node in remote {
+            local.graph.remove_node(node);
+        }
+        for crossing in crossings.values() {
+            if crossing.to.contains(&layout.rank) {
+                add_receive(&mut local, crossing, &readers[&crossing.id]);
+            }
+            if crossing.from == layout.rank {
+                add_send(&mut local, crossing);
+            }
+        }
+        Ok(RankGraph {
+            graph: local,
+            exchanges,
+            layout,
+        })
+    }
+}
+
+/// Every value a task of one rank makes and a task of another reads, by name.
+fn crossings(graph: &SweepGraph, owner: &dyn Fn(NodeIndex) -> usize) -> HashMap<DataId, Crossing> {
+    let makers = makers(graph);
+    let mut crossings: HashMap<DataId, Crossing> = HashMap::new();
+    for edge in (&graph.graph).edge_references() {
+        let (from, to) = (owner(edge.source()), owner(edge.target()));
+        if from == to {
+            continue;
+        }
+        let id = *edge.weight();
+        let crossing = crossings.entry(id).or_insert_with(|| {
+            let makers = makers[&id].clone();
+            let maker = *makers
+                .iter()
+                .max_by_key(|n| (graph.graph[**n].step, n.index()))
+                .expect("a value has a maker");
+            let task = &graph.graph[maker];
+            Crossing {
+                id,
+                from,
+                device: task.device,
+                step: task.step,
+                site: task.site,
+                bytes: graph.value_bytes(id),
+                maker,
+                makers,
+                to: Default::default(),
+            }
+        });
+        crossing.to.insert(to);
+    }
+    crossings
+}
+
+/// The tasks that write each value (several where column blocks each write a slice of it).
+fn makers(graph: &SweepGraph) -> HashMap<DataId, Vec<NodeIndex>> {
+    let mut makers: HashMap<DataId, Vec<NodeIndex>> = HashMap::new();
+    for node in graph.graph.node_indices() {
+        for &id in &graph.graph[node].outputs {
+            makers.entry(id).or_default().push(node);
+        }
+    }
+    makers
+}
+
+/// The tasks of `rank` that read each value made on another rank.
+fn local_readers(
+    graph: &SweepGraph,
+    owner: &dyn Fn(NodeIndex) -> usize,
+    rank: usize,
+) -> HashMap<DataId, Vec<NodeIndex>> {
+    let mut readers: HashMap<DataId, Vec<NodeIndex>> = HashMap::new();
+    for edge in (&graph.graph).edge_references() {
+        if owner(edge.target()) == rank && owner(edge.source()) != rank {
+            readers
+                .entry(*edge.weight())
+                .or_default()
+                .push(edge.target());
+        }
+    }
+    readers
+}
+
+/// A task of the rank's graph that moves `crossing`'s value: no flops, no device memory.
+fn moving_task(crossing: &Crossing, op: Op, device: usize) -> Task {
+    let (inputs, outputs) = match op {
+        Op::Send => (vec![crossing.id], vec![]),
+        _ => (vec![], vec![crossing.id]),
+    };
+    Task {
+        op,
+        site: crossing.site,
+        cols: None,
+        within: None,
+        inputs,
+        outputs,
+        flops: 0.0,
+        work: Work::default(),
+        peak_bytes: 0,
+        moved_bytes: crossing.bytes,
+        lane: op.lane(),
+        device,
+        step: crossing.step,
+    }
+}
+
+/// Adds the receive task of `crossing` before its `readers` (on the device of the first).
+fn add_receive(local: &mut SweepGraph, crossing: &Crossing, readers: &[NodeIndex]) {
+    let device = local.graph[readers[0]].device;
+    let receive = local
+        .graph
+        .add_node(moving_task(crossing, Op::Receive, device));
+    for &reader in readers {
+        local.graph.add_edge(receive, reader, crossing.id);
+    }
+    debug_assert_eq!(local.graph[receive].lane, Lane::Network);
+}
+
+/// Adds the send task of `crossing` after the tasks that make it.
+fn add_send(local: &mut SweepGraph, crossing: &Crossing) {
+    let send = local
+        .graph
+        .add_node(moving_task(crossing, Op::Send, crossing.device));
+    for &maker in &crossing.makers {
+        local.graph.add_edge(maker, send, crossing.id);
+    }
+}

@@ -1,0 +1,217 @@
+//! `ExchangeLane`: the network lane of a rank. It runs the run's exchanges in order, packing
+//! the values this rank's send tasks posted and unpacking those its receive tasks wait for.
+
+use super::exchange_plan::{Collective, Exchange};
+use super::wire::{decode_tensors, encode_tensors};
+use super::Transport;
+use crate::backend::PrimitiveTimes;
+use crate::error::{Error, Result};
+use crate::graph::DataId;
+use crate::sched::{Done, Job, NetworkLane};
+use crate::store::Value;
+use crate::tensor::AnyTensor;
+use crossbeam_channel::{never, select, unbounded, Receiver, Sender};
+use petgraph::stable_graph::NodeIndex;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+/// A value a send task posts to the network lane.
+pub(crate) type Post = (DataId, AnyTensor);
+
+/// The network lane of one rank (see the module documentation).
+pub(crate) struct ExchangeLane {
+    transport: Arc<dyn Transport>,
+    exchanges: Vec<Exchange>,
+    posts: (Sender<Post>, Receiver<Post>),
+    stop: (Sender<()>, Receiver<()>),
+    /// The first error of an exchange, kept for the engine when no task was left to fail.
+    failure: Mutex<Option<Error>>,
+}
+
+/// What the lane holds while it serves: receive tasks waiting, values arrived before their
+/// receive task started, and values posted for exchanges to come.
+#[derive(Default)]
+struct Held {
+    waiting: HashMap<DataId, (NodeIndex, Instant)>,
+    arrived: HashMap<DataId, AnyTensor>,
+    posted: HashMap<DataId, AnyTensor>,
+    /// Whether the dispatcher has finished (no more receive tasks come).
+    jobs_closed: bool,
+}
+
+impl ExchangeLane {
+    /// The lane that runs `exchanges` (in order) over `transport`.
+    pub fn new(transport: Arc<dyn Transport>, exchanges: Vec<Exchange>) -> Self {
+        ExchangeLane {
+            transport,
+            exchanges,
+            posts: unbounded(),
+            stop: unbounded(),
+            failure: Mutex::new(None),
+        }
+    }
+
+    /// Where send tasks post the values other ranks read.
+    pub fn poster(&self) -> Sender<Post> {
+        self.posts.0.clone()
+    }
+
+    /// The error that stopped the exchanges, if one did.
+    pub fn take_failure(&self) -> Option<Error> {
+        self.failure
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take()
+    }
+
+    /// Runs `exchange`: waits for this rank's values, runs the collective, and hands over the
+    /// values this rank reads.
+    fn run(
+        &self,
+        exchange: &Exchange,
+        jobs: &Receiver<Job>,
+        done: &Sender<Done>,
+        held: &mut Held,
+    ) -> Result<()> {
+        let rank = self.transport.rank();
+        let mine: Vec<DataId> = exchange.made_by(rank).map(|c| c.id).collect();
+        while !mine.iter().all(|id| held.posted.contains_key(id)) {
+            self.take_one(jobs, done, held)?;
+        }
+        let tensors: Vec<AnyTensor> = mine
+            .iter()
+            .map(|id| held.posted.remove(id).expect("posted"))
+            .collect();
+        let bytes = encode_tensors(&tensors);
+        let started = Instant::now();
+        let arrived = self.collective(exchange, bytes)?;
+        for (id, tensor) in arrived {
+            match held.waiting.remove(&id) {
+                Some((node, since)) => report(done, node, Ok(tensor), since.max(started)),
+                None => {
+                    held.arrived.insert(id, tensor);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Runs the collective of `exchange` with this rank's packed `bytes`; returns the values
+    /// of other ranks that this rank reads.
+    fn collective(&self, exchange: &Exchange, bytes: Vec<u8>) -> Result<Vec<(DataId, AnyTensor)>> {
+        let t = &*self.transport;
+        let by_rank: Vec<Vec<u8>> = match exchange.collective {
+            Collective::Broadcast { root } => {
+                let got = t.broadcast(root, bytes)?;
+                (0..t.ranks())
+                    .map(|r| if r == root { got.clone() } else { vec![] })
+                    .collect()
+            }
+            Collective::Gather { root } => t.gather(root, bytes)?,
+            Collective::AllGather => t.all_gather(bytes)?,
+        };
+        let rank = t.rank();
+        let mut arrived = Vec::new();
+        for (from, packed) in by_rank.iter().enumerate().filter(|(r, _)| *r != rank) {
+            let made: Vec<_> = exchange.made_by(from).collect();
+            if made.is_empty() {
+                continue;
+            }
+            let what = format!("the values rank {from} sent for {}", made[0].id);
+            let tensors = decode_tensors(packed, &what)?;
+            if tensors.len() != made.len() {
+                return Err(Error::Invalid(format!(
+                    "{what}: {} arrived, {} were expected",
+                    tensors.len(),
+                    made.len()
+                )));
+            }
+            for (crossing, tensor) in made.into_iter().zip(tensors) {
+                if crossing.to.contains(&rank) {
+                    arrived.push((crossing.id, tensor));
+                }
+            }
+        }
+        Ok(arrived)
+    }
+
+    /// Takes the next post or receive task; an error once the run is given up.
+    fn take_one(&self, jobs: &Receiver<Job>, done: &Sender<Done>, held: &mut Held) -> Result<()> {
+        let (posts, stop) = (&self.posts.1, &self.stop.1);
+        let jobs = if held.jobs_closed {
+            never()
+        } else {
+            jobs.clone()
+        };
+        select! {
+            recv(posts) -> post => {
+                let (id, tensor) = post.expect("the lane holds a sender");
+                held.posted.insert(id, tensor);
+            }
+            recv(jobs) -> job => match job {
+                Ok(job) => self.file(job, done, held),
+                Err(_) => held.jobs_closed = true,
+            },
+            recv(stop) -> _ => return Err(Error::Interrupted),
+        }
+        Ok(())
+    }
+
+    /// Files receive task `job`: done at once when its value has arrived, else waiting.
+    fn file(&self, job: Job, done: &Sender<Done>, held: &mut Held) {
+        let id = job.task.outputs[0];
+        match held.arrived.remove(&id) {
+            Some(tensor) => report(done, job.node, Ok(tensor), Instant::now()),
+            None => {
+                held.waiting.insert(id, (job.node, Instant::now()));
+            }
+        }
+    }
+}
+
+/// Reports receive task `node` done with `tensor` (or failed), having waited since `start`.
+fn report(done: &Sender<Done>, node: NodeIndex, tensor: Result<AnyTensor>, start: Instant) {
+    let _ = done.send(Done {
+        node,
+        result: tensor.map(|t| vec![Value::Host(t)]),
+        start,
+        end: Instant::now(),
+        primitives: PrimitiveTimes::default(),
+    });
+}
+
+/// An error with the message of `error`, for each task it fails.
+fn copy(error: &Error) -> Error {
+    Error::Invalid(error.to_string())
+}
+
+impl NetworkLane for ExchangeLane {
+    fn serve(&self, jobs: Receiver<Job>, done: Sender<Done>) {
+        let mut held = Held::default();
+        for exchange in &self.exchanges {
+            if let Err(error) = self.run(exchange, &jobs, &done, &mut held) {
+                for (_, (node, since)) in held.waiting.drain() {
+                    report(&done, node, Err(copy(&error)), since);
+                }
+                for job in jobs.try_iter() {
+                    report(&done, job.node, Err(copy(&error)), Instant::now());
+                }
+                *self.failure.lock().unwrap_or_else(|e| e.into_inner()) = Some(error);
+                return;
+            }
+        }
+        for job in jobs {
+            self.file(job, &done, &mut held);
+        }
+        for (id, (node, since)) in held.waiting.drain() {
+            let never = Error::Invalid(format!("{id} never arrived from another rank"));
+            report(&done, node, Err(never), since);
+        }
+    }
+
+    fn abort(&self, why: &str) {
+        self.transport.abort(why);
+        let _ = self.stop.0.send(());
+    }
+}

@@ -1,0 +1,303 @@
+//! Several ranks in one process (threads over `InProcessRanks`): the same output as one
+//! process with the same devices, in memory and out of core, with injected out-of-memory
+//! faults on one rank; a failure on one rank fails every rank; and the exchange plan's order.
+
+mod common;
+
+use common::{assert_empty, budgets_for_every_tier_of, engine_for, PLENTY};
+use srcflow::device::{DeviceFault, DeviceOptions, OomFault};
+use srcflow::engine::Tiering;
+use srcflow::gen::{random_mpo, random_mps};
+use srcflow::graph::{DataId, GraphOptions, Op, SweepGraph};
+use srcflow::ops::distance;
+use srcflow::plan::Budgets;
+use srcflow::ranks::{Collective, InProcessRanks, RankGraph, RankLayout};
+use srcflow::{EngineBuilder, Error, Layer, Options, Run, Stack, Train};
+use std::collections::HashSet;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+fn layer(name: &str, train: Train) -> Layer {
+    Layer {
+        name: name.into(),
+        train,
+    }
+}
+
+/// MPO · MPS on 9 sites (bond 8, MPO bond 3).
+fn mpo_mps() -> Stack {
+    Stack::new(vec![
+        layer("H", random_mpo(9, 2, 2, 3, 0.4, 11)),
+        layer("psi", random_mps(9, 2, 8, 0.4, 12)),
+    ])
+    .unwrap()
+}
+
+/// MPO · MPO on 8 sites.
+fn mpo_mpo() -> Stack {
+    Stack::new(vec![
+        layer("A", random_mpo(8, 2, 2, 4, 0.4, 21)),
+        layer("B", random_mpo(8, 2, 2, 3, 0.4, 22)),
+    ])
+    .unwrap()
+}
+
+/// A depth-2 stack: MPO · MPO · MPS on 8 sites.
+fn depth_two() -> Stack {
+    Stack::new(vec![
+        layer("H1", random_mpo(8, 2, 2, 2, 0.4, 31)),
+        layer("H2", random_mpo(8, 2, 2, 3, 0.4, 32)),
+        layer("psi", random_mps(8, 2, 6, 0.4, 33)),
+    ])
+    .unwrap()
+}
+
+/// `options` on `devices` devices, one thread per device.
+fn on_devices(devices: usize, chi_out: usize, batch: Option<usize>) -> Options {
+    Options {
+        graph: GraphOptions {
+            devices,
+            batch_cols: batch,
+            ..GraphOptions::new(chi_out)
+        },
+        threads: devices,
+        ..Options::new(chi_out)
+    }
+}
+
+/// Runs `stack` as `ranks` ranks (threads of this process), each with `tiering(rank)`; every
+/// rank's result, in rank order.
+fn run_ranks(
+    ranks: usize,
+    options: Options,
+    stack: &Stack,
+    tiering: impl Fn(usize) -> Tiering + Sync,
+) -> Vec<srcflow::Result<Run>> {
+    let transports = InProcessRanks::group(ranks);
+    std::thread::scope(|s| {
+        let handles: Vec<_> = transports
+            .into_iter()
+            .enumerate()
+            .map(|(rank, transport)| {
+                let tiering = tiering(rank);
+                s.spawn(move || {
+                    let threads = options.threads.div_ceil(ranks);
+                    EngineBuilder::new(Options { threads, ..options })
+                        .tiering(tiering)
+                        .ranks(transport)
+                        .build()?
+                        .run(stack)
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    })
+}
+
+/// Fails unless every rank of each of `ranks` returns the one-process output of `options`.
+fn assert_ranks_agree(stack: &Stack, options: Options, ranks: &[usize]) {
+    let one = srcflow::Engine::new(options)
+        .unwrap()
+        .run(stack)
+        .unwrap()
+        .output;
+    for &count in ranks {
+        for (rank, run) in run_ranks(count, options, stack, |_| Tiering::default())
+            .into_iter()
+            .enumerate()
+        {
+            let out = run
+                .unwrap_or_else(|e| panic!("{count} ranks, rank {rank}: {e}"))
+                .output;
+            let d = distance(&out, &one).unwrap();
+            assert!(d <= 1e-12, "{count} ranks, rank {rank}: distance {d:e}");
+        }
+    }
+}
+
+#[test]
+fn two_and_three_ranks_agree_with_one_process_on_mpo_mps() {
+    assert_ranks_agree(&mpo_mps(), on_devices(3, 13, None), &[2, 3]);
+    assert_ranks_agree(&mpo_mps(), on_devices(4, 13, Some(3)), &[2, 3]);
+}
+
+#[test]
+fn ranks_agree_with_one_process_on_mpo_mpo_and_a_depth_two_stack() {
+    assert_ranks_agree(&mpo_mpo(), on_devices(3, 12, None), &[2, 3]);
+    assert_ranks_agree(&depth_two(), on_devices(3, 10, Some(4)), &[2, 3]);
+}
+
+#[test]
+fn ranks_agree_with_a_cutoff_and_oversampling() {
+    let mut options = on_devices(2, 9, None);
+    options.graph.oversample = 1.5;
+    options.graph.cutoff = 1e-3;
+    assert_ranks_agree(&mpo_mps(), options, &[2]);
+}
+
+/// Budgets for `options` that put environments on every tier, with scratch under `scratch`.
+fn every_tier(options: Options, stack: &Stack, scratch: &Path) -> Budgets {
+    let (device, host) = budgets_for_every_tier_of(options, &stack.shape(), scratch);
+    Budgets {
+        device,
+        host,
+        disk: PLENTY,
+        scratch_dir: scratch.to_path_buf(),
+    }
+}
+
+#[test]
+fn ranks_agree_out_of_core_and_with_out_of_memory_faults_on_one_rank() {
+    let scratch = tempfile::tempdir().unwrap();
+    let stack = common::problem();
+    let options = on_devices(3, 32, None);
+    let budgets = every_tier(options, &stack, scratch.path());
+    let one = engine_for(options, PLENTY, PLENTY, scratch.path(), Tiering::default())
+        .run(&stack)
+        .unwrap()
+        .output;
+    let faulty = |rank: usize| Tiering {
+        device: DeviceOptions {
+            inject_oom: (rank == 1).then(|| OomFault::new(0.3, 5).unwrap()),
+            ..DeviceOptions::default()
+        },
+        budgets: Some(budgets.clone()),
+        ..Tiering::default()
+    };
+    for ranks in [2, 3] {
+        let runs = run_ranks(ranks, options, &stack, faulty);
+        for (rank, run) in runs.into_iter().enumerate() {
+            let run = run.unwrap_or_else(|e| panic!("{ranks} ranks, rank {rank}: {e}"));
+            let d = distance(&run.output, &one).unwrap();
+            assert!(d <= 1e-12, "{ranks} ranks, rank {rank}: distance {d:e}");
+            if rank == 1 {
+                assert!(
+                    run.report.memory.rewrites > 0,
+                    "the faults split no node on rank 1"
+                );
+            }
+        }
+        assert_empty(scratch.path());
+    }
+}
+
+#[test]
+fn a_failure_on_one_rank_fails_every_rank_promptly_and_leaves_no_scratch() {
+    let scratch = tempfile::tempdir().unwrap();
+    let stack = common::problem();
+    let options = on_devices(3, 32, None);
+    let budgets = every_tier(options, &stack, scratch.path());
+    let start = Instant::now();
+    let runs = run_ranks(3, options, &stack, |rank| Tiering {
+        device: DeviceOptions {
+            inject_failure: (rank == 2).then(|| "2:12".parse::<DeviceFault>().unwrap()),
+            ..DeviceOptions::default()
+        },
+        budgets: Some(budgets.clone()),
+        ..Tiering::default()
+    });
+    assert!(start.elapsed() < Duration::from_secs(30));
+    for (rank, run) in runs.into_iter().enumerate() {
+        let err = run.expect_err("a rank succeeded").to_string();
+        assert!(err.contains("device 2 failed in"), "rank {rank}: {err}");
+        if rank != 2 {
+            assert!(err.contains("rank 2 failed"), "rank {rank}: {err}");
+        }
+    }
+    assert_empty(scratch.path());
+}
+
+#[test]
+fn too_few_devices_for_the_ranks_is_refused_by_name() {
+    let transports = InProcessRanks::group(3);
+    let err = EngineBuilder::new(on_devices(2, 8, None))
+        .ranks(transports[0].clone())
+        .build()
+        .err()
+        .expect("accepted");
+    assert!(matches!(err, Error::Invalid(_)));
+    assert!(
+        err.to_string().contains("3 ranks need at least 3 devices"),
+        "{err}"
+    );
+}
+
+/// The whole graph of `stack` on `devices` devices with batches of `batch` columns.
+fn graph(stack: &Stack, devices: usize, batch: usize) -> SweepGraph {
+    let options = on_devices(devices, 12, Some(batch)).graph;
+    SweepGraph::build(&stack.shape(), &options).unwrap()
+}
+
+#[test]
+fn each_exchange_needs_only_values_of_earlier_exchanges() {
+    for (stack, devices, ranks) in [(mpo_mps(), 3, 3), (mpo_mpo(), 4, 2), (depth_two(), 3, 2)] {
+        let whole = graph(&stack, devices, 2);
+        let plan = RankGraph::of(&whole, RankLayout::new(0, ranks, devices).unwrap()).unwrap();
+        let mut crossed: HashSet<DataId> = HashSet::new();
+        for exchange in &plan.exchanges {
+            for value in &exchange.values {
+                let mut ancestors = vec![value.maker];
+                let mut seen = HashSet::new();
+                while let Some(node) = ancestors.pop() {
+                    for edge in whole
+                        .graph
+                        .edges_directed(node, petgraph::Direction::Incoming)
+                    {
+                        let id = *edge.weight();
+                        let is_crossing = plan
+                            .exchanges
+                            .iter()
+                            .any(|e| e.values.iter().any(|v| v.id == id));
+                        assert!(
+                            !is_crossing || crossed.contains(&id),
+                            "{} needs {id} first",
+                            value.id
+                        );
+                        if seen.insert(petgraph::visit::EdgeRef::source(&edge)) {
+                            ancestors.push(petgraph::visit::EdgeRef::source(&edge));
+                        }
+                    }
+                }
+            }
+            crossed.extend(exchange.values.iter().map(|v| v.id));
+        }
+    }
+}
+
+#[test]
+fn rank_graphs_keep_their_devices_tasks_and_pair_every_send_with_receives() {
+    let whole = graph(&mpo_mps(), 3, 2);
+    let (ranks, devices) = (2, 3);
+    let mut sent = HashSet::new();
+    let mut received = HashSet::new();
+    let mut tasks = 0;
+    for rank in 0..ranks {
+        let layout = RankLayout::new(rank, ranks, devices).unwrap();
+        let part = RankGraph::of(&whole, layout).unwrap();
+        let own = layout.devices_of(rank, devices);
+        for task in part.graph.graph.node_weights() {
+            match task.op {
+                Op::Send => assert!(sent.insert(task.inputs[0])),
+                Op::Receive => {
+                    received.insert(task.outputs[0]);
+                }
+                _ => {
+                    assert!((own.start..own.end).contains(&task.device), "{task}");
+                    tasks += 1;
+                }
+            }
+        }
+        for exchange in &part.exchanges {
+            if matches!(exchange.values[0].id, DataId::Sketch { .. }) {
+                assert_eq!(exchange.collective, Collective::Gather { root: 0 });
+            }
+        }
+    }
+    assert_eq!(
+        tasks,
+        whole.graph.node_count(),
+        "every task runs on one rank"
+    );
+    assert_eq!(sent, received);
+    assert!(sent.iter().any(|id| matches!(id, DataId::Sketch { .. })));
+}
