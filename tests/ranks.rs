@@ -65,33 +65,41 @@ fn on_devices(devices: usize, chi_out: usize, batch: Option<usize>) -> Options {
     }
 }
 
-/// Runs `stack` as `ranks` ranks (threads of this process), each with `tiering(rank)`; every
-/// rank's result, in rank order.
+/// How long a run of these small problems may take on every rank, failures included.
+const BOUND: Duration = Duration::from_secs(60);
+
+/// Runs `stack` as `ranks` ranks (threads of this process), each with `tiering(rank)` and a
+/// log kept; every rank's result, in rank order. Fails if a rank has not returned within
+/// [`BOUND`] (a hang).
 fn run_ranks(
     ranks: usize,
     options: Options,
     stack: &Stack,
-    tiering: impl Fn(usize) -> Tiering + Sync,
+    tiering: impl Fn(usize) -> Tiering,
 ) -> Vec<srcflow::Result<Run>> {
-    let transports = InProcessRanks::group(ranks);
-    std::thread::scope(|s| {
-        let handles: Vec<_> = transports
-            .into_iter()
-            .enumerate()
-            .map(|(rank, transport)| {
-                let tiering = tiering(rank);
-                s.spawn(move || {
-                    let threads = options.threads.div_ceil(ranks);
-                    EngineBuilder::new(Options { threads, ..options })
-                        .tiering(tiering)
-                        .ranks(transport)
-                        .build()?
-                        .run(stack)
-                })
-            })
-            .collect();
-        handles.into_iter().map(|h| h.join().unwrap()).collect()
-    })
+    let (done, results) = std::sync::mpsc::channel();
+    for (rank, transport) in InProcessRanks::group(ranks).into_iter().enumerate() {
+        let (tiering, stack, done) = (tiering(rank), stack.clone(), done.clone());
+        std::thread::spawn(move || {
+            let threads = options.threads.div_ceil(ranks);
+            let run = EngineBuilder::new(Options { threads, ..options })
+                .tiering(tiering)
+                .ranks(transport)
+                .trace(true)
+                .build()
+                .and_then(|engine| engine.run(&stack));
+            let _ = done.send((rank, run));
+        });
+    }
+    let deadline = Instant::now() + BOUND;
+    let mut runs: Vec<_> = (0..ranks)
+        .map(|_| {
+            let left = deadline.saturating_duration_since(Instant::now());
+            results.recv_timeout(left).expect("a rank hung")
+        })
+        .collect();
+    runs.sort_by_key(|(rank, _)| *rank);
+    runs.into_iter().map(|(_, run)| run).collect()
 }
 
 /// Fails unless every rank of each of `ranks` returns the one-process output of `options`.
@@ -172,13 +180,27 @@ fn ranks_agree_out_of_core_and_with_out_of_memory_faults_on_one_rank() {
             assert!(d <= 1e-12, "{ranks} ranks, rank {rank}: distance {d:e}");
             if rank == 1 {
                 assert!(
-                    run.report.memory.rewrites > 0,
-                    "the faults split no node on rank 1"
+                    a_half_feeds_a_send(&run),
+                    "no half-batch node of rank 1 made a value other ranks read"
                 );
             }
         }
         assert_empty(scratch.path());
     }
+}
+
+/// True when a half-batch node of the run (a governor's rewrite) makes a value that a send
+/// task hands to other ranks.
+fn a_half_feeds_a_send(run: &Run) -> bool {
+    let graph = run.log.as_ref().and_then(|l| l.graph_after.as_ref());
+    graph.is_some_and(|g| {
+        g.graph.node_indices().any(|n| {
+            g.graph[n].within.is_some()
+                && g.graph
+                    .neighbors_directed(n, petgraph::Direction::Outgoing)
+                    .any(|next| g.graph[next].op == Op::Send)
+        })
+    })
 }
 
 #[test]
@@ -187,7 +209,6 @@ fn a_failure_on_one_rank_fails_every_rank_promptly_and_leaves_no_scratch() {
     let stack = common::problem();
     let options = on_devices(3, 32, None);
     let budgets = every_tier(options, &stack, scratch.path());
-    let start = Instant::now();
     let runs = run_ranks(3, options, &stack, |rank| Tiering {
         device: DeviceOptions {
             inject_failure: (rank == 2).then(|| "2:12".parse::<DeviceFault>().unwrap()),
@@ -196,7 +217,6 @@ fn a_failure_on_one_rank_fails_every_rank_promptly_and_leaves_no_scratch() {
         budgets: Some(budgets.clone()),
         ..Tiering::default()
     });
-    assert!(start.elapsed() < Duration::from_secs(30));
     for (rank, run) in runs.into_iter().enumerate() {
         let err = run.expect_err("a rank succeeded").to_string();
         assert!(err.contains("device 2 failed in"), "rank {rank}: {err}");
@@ -205,6 +225,37 @@ fn a_failure_on_one_rank_fails_every_rank_promptly_and_leaves_no_scratch() {
         }
     }
     assert_empty(scratch.path());
+}
+
+#[test]
+fn ranks_without_columns_and_two_site_problems_agree() {
+    // 3 sketch columns on 4 devices: the last device, rank 2's only one, has nothing to do.
+    assert_ranks_agree(&mpo_mps(), on_devices(4, 3, None), &[3]);
+    let two_sites = Stack::new(vec![
+        layer("H", random_mpo(2, 2, 2, 3, 0.4, 41)),
+        layer("psi", random_mps(2, 2, 4, 0.4, 42)),
+    ])
+    .unwrap();
+    assert_ranks_agree(&two_sites, on_devices(2, 4, None), &[2]);
+}
+
+#[test]
+fn a_rank_failing_before_its_sweep_starts_fails_every_rank() {
+    let scratch = tempfile::tempdir().unwrap();
+    let runs = run_ranks(2, on_devices(2, 8, None), &mpo_mps(), |rank| Tiering {
+        budgets: (rank == 1).then(|| Budgets {
+            device: 1,
+            host: PLENTY,
+            disk: PLENTY,
+            scratch_dir: scratch.path().to_path_buf(),
+        }),
+        ..Tiering::default()
+    });
+    let errors: Vec<String> = runs
+        .into_iter()
+        .map(|r| r.expect_err("a rank succeeded").to_string())
+        .collect();
+    assert!(errors[0].contains("rank 1 failed"), "{}", errors[0]);
 }
 
 #[test]
@@ -232,11 +283,35 @@ fn graph(stack: &Stack, devices: usize, batch: usize) -> SweepGraph {
 fn each_exchange_needs_only_values_of_earlier_exchanges() {
     for (stack, devices, ranks) in [(mpo_mps(), 3, 3), (mpo_mpo(), 4, 2), (depth_two(), 3, 2)] {
         let whole = graph(&stack, devices, 2);
-        let plan = RankGraph::of(&whole, RankLayout::new(0, ranks, devices).unwrap()).unwrap();
+        let plans: Vec<RankGraph> = (0..ranks)
+            .map(|rank| RankGraph::of(&whole, RankLayout::new(rank, ranks, devices).unwrap()))
+            .collect();
+        let sequence = |plan: &RankGraph| -> Vec<String> {
+            let values = |e: &srcflow::ranks::Exchange| {
+                e.values
+                    .iter()
+                    .map(|v| v.id.to_string())
+                    .collect::<Vec<_>>()
+                    .join(",")
+            };
+            plan.exchanges
+                .iter()
+                .map(|e| format!("{:?} {}", e.collective, values(e)))
+                .collect()
+        };
+        assert!(plans[0].exchanges.len() > 3, "too few exchanges to test");
+        for plan in &plans[1..] {
+            assert_eq!(
+                sequence(plan),
+                sequence(&plans[0]),
+                "ranks order exchanges differently"
+            );
+        }
+        let plan = &plans[0];
         let mut crossed: HashSet<DataId> = HashSet::new();
         for exchange in &plan.exchanges {
             for value in &exchange.values {
-                let mut ancestors = vec![value.maker];
+                let mut ancestors = value.makers.clone();
                 let mut seen = HashSet::new();
                 while let Some(node) = ancestors.pop() {
                     for edge in whole
@@ -273,7 +348,7 @@ fn rank_graphs_keep_their_devices_tasks_and_pair_every_send_with_receives() {
     let mut tasks = 0;
     for rank in 0..ranks {
         let layout = RankLayout::new(rank, ranks, devices).unwrap();
-        let part = RankGraph::of(&whole, layout).unwrap();
+        let part = RankGraph::of(&whole, layout);
         let own = layout.devices_of(rank, devices);
         for task in part.graph.graph.node_weights() {
             match task.op {
@@ -300,4 +375,24 @@ fn rank_graphs_keep_their_devices_tasks_and_pair_every_send_with_receives() {
     );
     assert_eq!(sent, received);
     assert!(sent.iter().any(|id| matches!(id, DataId::Sketch { .. })));
+}
+
+#[cfg(not(feature = "mpi"))]
+#[test]
+fn a_build_without_mpi_refuses_to_be_one_of_several_ranks() {
+    let dir = tempfile::tempdir().unwrap();
+    let problem = common::problem_dir(dir.path());
+    let out = dir.path().join("out");
+    let output = common::srcflow(&["run", &problem, "--chi-out", "8", "--out"])
+        .arg(&out)
+        .env("OMPI_COMM_WORLD_SIZE", "2")
+        .output()
+        .unwrap();
+    assert!(!output.status.success());
+    let err = common::stderr(&output);
+    assert!(
+        err.contains("mpirun started 2 ranks") && err.contains("--features mpi"),
+        "{err}"
+    );
+    assert!(!out.exists());
 }

@@ -13,6 +13,7 @@ mod flag_names;
 mod gen;
 mod graph;
 mod machine_calibration;
+mod mpi_launch;
 mod plan;
 mod problem_args;
 mod report;

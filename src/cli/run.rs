@@ -1,10 +1,13 @@
 //! `srcflow run`: the compressed product of a problem directory, written to a new directory.
 
 use super::ctrl_c::cancel_on_ctrl_c;
+use super::mpi_launch::run_ranked;
 use super::problem_args::ProblemArgs;
 use super::{print_report, ReportStyle};
 use clap::Args;
+use srcflow::engine::MemorySink;
 use srcflow::io::{existing_parent, fresh_path, OutputDir};
+use srcflow::ranks::Transport;
 use srcflow::sched::{RunLog, SweepProgressBar};
 use srcflow::store::clean_stale;
 use srcflow::trace::{write_chrome_trace, write_whole};
@@ -38,8 +41,17 @@ pub struct RunArgs {
     report: ReportStyle,
 }
 
-/// Runs `srcflow run`.
+/// Runs `srcflow run`, as one rank of several when `mpirun` started it.
 pub fn run(args: RunArgs) -> Result<()> {
+    run_ranked(|ranks| match ranks {
+        Some(ranks) if ranks.rank() > 0 => run_helping(args, ranks),
+        ranks => run_writing(args, ranks),
+    })
+}
+
+/// Runs the problem alone, or as rank 0 of `ranks`: writes the output, trace and graph and
+/// prints the report.
+fn run_writing(args: RunArgs, ranks: Option<Arc<dyn Transport>>) -> Result<()> {
     fresh_path(&args.out, "output")?;
     for (path, role) in [(&args.trace, "trace"), (&args.graph_out, "graph")] {
         if let Some(path) = path {
@@ -47,7 +59,10 @@ pub fn run(args: RunArgs) -> Result<()> {
         }
     }
     let cancel = cancel_on_ctrl_c()?;
-    let (problem, engine) = args.problem.open(args.seed, args.threads)?;
+    let (problem, mut engine) = args.problem.open(args.seed, args.threads)?;
+    if let Some(ranks) = ranks {
+        engine = engine.ranks(ranks);
+    }
     let bar = Arc::new(SweepProgressBar::new());
     let engine = engine.progress(bar.clone()).cancel(cancel).build()?;
     if let Some(budgets) = &engine.tiering().budgets {
@@ -78,6 +93,16 @@ pub fn run(args: RunArgs) -> Result<()> {
         println!("output         {}", args.out.display());
     }
     Ok(())
+}
+
+/// Runs a rank after the first: its share of the devices, with no output of its own.
+fn run_helping(args: RunArgs, ranks: Arc<dyn Transport>) -> Result<()> {
+    let cancel = cancel_on_ctrl_c()?;
+    let (problem, engine) = args.problem.open(args.seed, args.threads)?;
+    let engine = engine.ranks(ranks).cancel(cancel).build()?;
+    let (graph, _) = engine.prepare(problem.shape())?;
+    let nothing = MemorySink::new(graph.output_kind(), graph.sites());
+    engine.run_graph(&graph, &problem, &nothing).map(|_| ())
 }
 
 /// Writes the trace and the graph dump the user asked for.

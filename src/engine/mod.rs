@@ -233,7 +233,7 @@ impl Engine {
     /// Computes the compressed product of an in-memory stack: the output train, the report
     /// and, when the engine keeps it, the log of every task.
     pub fn run(&self, stack: &Stack) -> Result<Run> {
-        let (graph, _) = self.prepare(&stack.shape())?;
+        let (graph, _) = self.telling_ranks(self.prepare(&stack.shape()))?;
         let sink = MemorySink::new(graph.output_kind(), graph.sites());
         let (report, log) = self.run_graph_logged(&graph, &MemorySource::new(stack), &sink)?;
         let output = match &self.ranks {
@@ -266,14 +266,36 @@ impl Engine {
         source: &dyn CoreSource,
         sink: &dyn CoreSink,
     ) -> Result<(Report, RunLog)> {
-        let rank_graph = match &self.ranks {
-            Some((_, layout)) => Some(RankGraph::of(graph, *layout)?),
-            None => None,
-        };
-        let network = rank_graph
+        self.telling_ranks(self.run_rank_of(graph, source, sink))
+    }
+
+    /// `result`; an error is first told to the other ranks, if any, which would otherwise
+    /// wait for this one in their next exchange.
+    fn telling_ranks<T>(&self, result: Result<T>) -> Result<T> {
+        if let (Err(error), Some((transport, _))) = (&result, &self.ranks) {
+            transport.abort(&error.to_string());
+        }
+        result
+    }
+
+    /// Runs this process's part of `graph`: all of it, or its rank's share.
+    fn run_rank_of(
+        &self,
+        graph: &SweepGraph,
+        source: &dyn CoreSource,
+        sink: &dyn CoreSink,
+    ) -> Result<(Report, RunLog)> {
+        let rank_graph = self
+            .ranks
             .as_ref()
-            .zip(self.ranks.as_ref())
-            .map(|(r, (t, _))| ExchangeLane::new(Arc::clone(t), r.exchanges.clone()));
+            .map(|(_, layout)| RankGraph::of(graph, *layout));
+        let network = match (&rank_graph, &self.ranks) {
+            (Some(r), Some((t, _))) => {
+                ranked::agree_on_exchanges(&**t, &r.exchanges)?;
+                Some(ExchangeLane::new(Arc::clone(t), r.exchanges.clone()))
+            }
+            _ => None,
+        };
         let graph = rank_graph.as_ref().map_or(graph, |r| &r.graph);
         let disk = self.disk_tier(graph)?;
         let edge = graph.left_edge().map(|last| LeftEdgeSink::new(sink, last));

@@ -4,10 +4,12 @@
 use super::MemorySink;
 use crate::error::{Error, Result};
 use crate::graph::SweepGraph;
-use crate::ranks::{decode_tensors, encode_tensors, ExchangeLane, Transport};
+use crate::ranks::{decode_tensors, encode_tensors, Exchange, ExchangeLane, Transport};
 use crate::sched::RunLog;
 use crate::tensor::AnyTensor;
 use crate::train::Train;
+use std::collections::hash_map::DefaultHasher;
+use std::hash::{Hash, Hasher};
 
 /// The run's result on this rank, once every rank has said how its part went: this rank's
 /// error, the network lane's, or else the first other rank's (so every rank fails together).
@@ -35,6 +37,27 @@ pub(super) fn agree(
             String::from_utf8_lossy(why)
         ))),
         None => Ok(log),
+    }
+}
+
+/// Checks that every rank plans the same exchanges as rank 0 (they built their graphs from
+/// the same shapes and options), so that their collectives match.
+pub(super) fn agree_on_exchanges(transport: &dyn Transport, exchanges: &[Exchange]) -> Result<()> {
+    let mut hasher = DefaultHasher::new();
+    for exchange in exchanges {
+        format!("{:?}", exchange.collective).hash(&mut hasher);
+        for value in &exchange.values {
+            (value.id.to_string(), value.from, value.bytes).hash(&mut hasher);
+        }
+    }
+    let mine = hasher.finish().to_le_bytes().to_vec();
+    let all = transport.all_gather(mine)?;
+    match all.iter().position(|plan| plan != &all[0]) {
+        Some(rank) => Err(Error::Invalid(format!(
+            "rank {rank} planned other exchanges than rank 0: give every rank the same problem, \
+             options and budgets"
+        ))),
+        None => Ok(()),
     }
 }
 

@@ -23,8 +23,8 @@ pub struct Crossing {
     pub site: usize,
     /// Its bytes.
     pub bytes: u64,
-    /// The task that makes it in the whole graph: the last of them (in the exchange order)
-    /// where column blocks each write a slice of it.
+    /// The task that makes it in the whole graph: of several (column blocks each writing a
+    /// slice of it), the one of the latest step, then of the highest index.
     pub maker: NodeIndex,
     /// Every task that writes it, in the whole graph.
     pub makers: Vec<NodeIndex>,
@@ -61,11 +61,6 @@ impl Exchange {
     pub fn made_by(&self, rank: usize) -> impl Iterator<Item = &Crossing> {
         self.values.iter().filter(move |c| c.from == rank)
     }
-
-    /// Bytes the values of the exchange hold.
-    pub fn bytes(&self) -> u64 {
-        self.values.iter().map(|c| c.bytes).sum()
-    }
 }
 
 /// What moves together: the parts of one shared value (an all-gather), the sketch blocks of
@@ -89,7 +84,7 @@ impl Group {
 
 /// The exchanges of `crossings` in `graph`, ordered by the sweep step of the last task that
 /// makes one of their values, then by its place in one topological order of the whole graph
-/// (the same on every rank). Steps never fall along an edge, so every value an exchange's
+/// (the same on every rank), then by the value's name. Steps never fall along an edge, so every value an exchange's
 /// makers depend on has crossed in an earlier exchange; and the scheduler, which paces reads
 /// by step, makes the values of each exchange before those of later steps.
 pub fn exchanges(graph: &SweepGraph, crossings: &HashMap<DataId, Crossing>) -> Vec<Exchange> {
@@ -103,12 +98,12 @@ pub fn exchanges(graph: &SweepGraph, crossings: &HashMap<DataId, Crossing>) -> V
             .or_default()
             .push(crossing.clone());
     }
-    let mut exchanges: Vec<((usize, usize), Exchange)> = groups
+    let mut exchanges: Vec<((usize, usize, String), Exchange)> = groups
         .into_values()
         .map(|mut values| {
             values.sort_by_key(|c| (c.step, position[&c.maker]));
             let last = values.last().expect("a group has a value");
-            let last = (last.step, position[&last.maker]);
+            let last = (last.step, position[&last.maker], format!("{:?}", last.id));
             let exchange = Exchange {
                 collective: collective_of(&values),
                 values,
@@ -116,7 +111,7 @@ pub fn exchanges(graph: &SweepGraph, crossings: &HashMap<DataId, Crossing>) -> V
             (last, exchange)
         })
         .collect();
-    exchanges.sort_by_key(|(last, _)| *last);
+    exchanges.sort_by(|(a, _), (b, _)| a.cmp(b));
     exchanges.into_iter().map(|(_, e)| e).collect()
 }
 

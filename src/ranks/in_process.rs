@@ -10,13 +10,13 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 /// The transport of one rank among threads of one process.
 pub struct InProcessRanks {
     rank: usize,
-    shared: Arc<Shared>,
+    shared: Arc<Rendezvous>,
     /// Collectives this rank has called so far: the number of its next.
     calls: AtomicU64,
 }
 
 /// What the ranks share: the collectives under way and whether one gave up.
-struct Shared {
+struct Rendezvous {
     ranks: usize,
     state: Mutex<State>,
     changed: Condvar,
@@ -48,7 +48,7 @@ enum Call {
 impl InProcessRanks {
     /// The transports of `ranks` ranks, one per rank (hand each to its own thread).
     pub fn group(ranks: usize) -> Vec<Arc<dyn Transport>> {
-        let shared = Arc::new(Shared {
+        let shared = Arc::new(Rendezvous {
             ranks,
             state: Mutex::new(State::default()),
             changed: Condvar::new(),
@@ -139,6 +139,13 @@ impl Transport for InProcessRanks {
 
     fn all_gather(&self, bytes: Vec<u8>) -> Result<Vec<Vec<u8>>> {
         self.exchange(Call::AllGather, bytes)
+    }
+
+    fn check(&self) -> Result<()> {
+        match &self.lock().aborted {
+            Some((rank, why)) if *rank != self.rank => Err(aborted(*rank, why)),
+            _ => Ok(()),
+        }
     }
 
     fn abort(&self, why: &str) {

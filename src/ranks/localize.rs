@@ -3,7 +3,6 @@
 
 use super::exchange_plan::{exchanges, Crossing, Exchange};
 use super::RankLayout;
-use crate::error::Result;
 use crate::graph::{DataId, Lane, Op, SweepGraph, Task};
 use crate::tensor::Work;
 use petgraph::stable_graph::NodeIndex;
@@ -24,7 +23,7 @@ pub struct RankGraph {
 
 impl RankGraph {
     /// The part of `graph` (the whole sweep, as every rank builds it) that `layout`'s rank runs.
-    pub fn of(graph: &SweepGraph, layout: RankLayout) -> Result<Self> {
+    pub fn of(graph: &SweepGraph, layout: RankLayout) -> Self {
         let owner = |node: NodeIndex| layout.owner(graph.graph[node].device, graph.devices);
         let crossings = crossings(graph, &owner);
         let exchanges = exchanges(graph, &crossings);
@@ -46,11 +45,11 @@ impl RankGraph {
                 add_send(&mut local, crossing);
             }
         }
-        Ok(RankGraph {
+        RankGraph {
             graph: local,
             exchanges,
             layout,
-        })
+        }
     }
 }
 

@@ -13,8 +13,12 @@ use crate::tensor::AnyTensor;
 use crossbeam_channel::{never, select, unbounded, Receiver, Sender};
 use petgraph::stable_graph::NodeIndex;
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::Instant;
+use std::time::{Duration, Instant};
+
+/// How often the lane, waiting for this rank's values, looks for another rank's failure.
+const NOTICE_POLL: Duration = Duration::from_millis(100);
 
 /// A value a send task posts to the network lane.
 pub(crate) type Post = (DataId, AnyTensor);
@@ -27,6 +31,8 @@ pub(crate) struct ExchangeLane {
     stop: (Sender<()>, Receiver<()>),
     /// The first error of an exchange, kept for the engine when no task was left to fail.
     failure: Mutex<Option<Error>>,
+    /// Whether it is inside an exchange (its reports for it not all sent yet).
+    in_exchange: AtomicBool,
 }
 
 /// What the lane holds while it serves: receive tasks waiting, values arrived before their
@@ -49,6 +55,7 @@ impl ExchangeLane {
             posts: unbounded(),
             stop: unbounded(),
             failure: Mutex::new(None),
+            in_exchange: AtomicBool::new(false),
         }
     }
 
@@ -77,6 +84,15 @@ impl ExchangeLane {
         let rank = self.transport.rank();
         let mine: Vec<DataId> = exchange.made_by(rank).map(|c| c.id).collect();
         while !mine.iter().all(|id| held.posted.contains_key(id)) {
+            if held.jobs_closed {
+                held.posted.extend(self.posts.1.try_iter());
+                if let Some(id) = mine.iter().find(|id| !held.posted.contains_key(id)) {
+                    return Err(Error::Invalid(format!(
+                        "rank {rank} stopped before it made {id}, which other ranks read"
+                    )));
+                }
+                break;
+            }
             self.take_one(jobs, done, held)?;
         }
         let tensors: Vec<AnyTensor> = mine
@@ -85,7 +101,9 @@ impl ExchangeLane {
             .collect();
         let bytes = encode_tensors(&tensors);
         let started = Instant::now();
-        let arrived = self.collective(exchange, bytes)?;
+        self.in_exchange.store(true, Ordering::SeqCst);
+        let arrived = self.collective(exchange, bytes);
+        let arrived = arrived.inspect_err(|_| self.in_exchange.store(false, Ordering::SeqCst))?;
         for (id, tensor) in arrived {
             match held.waiting.remove(&id) {
                 Some((node, since)) => report(done, node, Ok(tensor), since.max(started)),
@@ -94,6 +112,7 @@ impl ExchangeLane {
                 }
             }
         }
+        self.in_exchange.store(false, Ordering::SeqCst);
         Ok(())
     }
 
@@ -136,7 +155,8 @@ impl ExchangeLane {
         Ok(arrived)
     }
 
-    /// Takes the next post or receive task; an error once the run is given up.
+    /// Takes the next post or receive task; an error once the run is given up, here or on
+    /// another rank.
     fn take_one(&self, jobs: &Receiver<Job>, done: &Sender<Done>, held: &mut Held) -> Result<()> {
         let (posts, stop) = (&self.posts.1, &self.stop.1);
         let jobs = if held.jobs_closed {
@@ -154,6 +174,7 @@ impl ExchangeLane {
                 Err(_) => held.jobs_closed = true,
             },
             recv(stop) -> _ => return Err(Error::Interrupted),
+            default(NOTICE_POLL) => self.transport.check()?,
         }
         Ok(())
     }
@@ -181,37 +202,72 @@ fn report(done: &Sender<Done>, node: NodeIndex, tensor: Result<AnyTensor>, start
     });
 }
 
-/// An error with the message of `error`, for each task it fails.
-fn copy(error: &Error) -> Error {
+impl ExchangeLane {
+    /// Runs every exchange in order, then fails the receive tasks whose value never came.
+    fn serve_exchanges(
+        &self,
+        jobs: &Receiver<Job>,
+        done: &Sender<Done>,
+        held: &mut Held,
+    ) -> Result<()> {
+        for exchange in &self.exchanges {
+            self.run(exchange, jobs, done, held)?;
+        }
+        for (id, (node, since)) in held.waiting.drain() {
+            report(done, node, Err(never_arrived(id)), since);
+        }
+        for job in jobs {
+            let id = job.task.outputs[0];
+            let tensor = held.arrived.remove(&id).ok_or_else(|| never_arrived(id));
+            report(done, job.node, tensor, Instant::now());
+        }
+        Ok(())
+    }
+
+    /// After `error` stopped the exchanges: tells the other ranks, fails every receive task
+    /// waiting or still to come, and keeps the error for the engine.
+    fn give_up(&self, error: Error, jobs: &Receiver<Job>, done: &Sender<Done>, held: &mut Held) {
+        self.transport.abort(&error.to_string());
+        for (_, (node, since)) in held.waiting.drain() {
+            report(done, node, Err(same_error(&error)), since);
+        }
+        for job in jobs {
+            report(done, job.node, Err(same_error(&error)), Instant::now());
+        }
+        *self.failure.lock().unwrap_or_else(|e| e.into_inner()) = Some(error);
+    }
+}
+
+/// The error of a receive task whose value no exchange brought.
+fn never_arrived(id: DataId) -> Error {
+    Error::Invalid(format!("{id} never arrived from another rank"))
+}
+
+/// The message of `error` for each task it fails (an error is not `Clone`).
+fn same_error(error: &Error) -> Error {
     Error::Invalid(error.to_string())
 }
 
 impl NetworkLane for ExchangeLane {
     fn serve(&self, jobs: Receiver<Job>, done: Sender<Done>) {
         let mut held = Held::default();
-        for exchange in &self.exchanges {
-            if let Err(error) = self.run(exchange, &jobs, &done, &mut held) {
-                for (_, (node, since)) in held.waiting.drain() {
-                    report(&done, node, Err(copy(&error)), since);
-                }
-                for job in jobs.try_iter() {
-                    report(&done, job.node, Err(copy(&error)), Instant::now());
-                }
-                *self.failure.lock().unwrap_or_else(|e| e.into_inner()) = Some(error);
-                return;
-            }
-        }
-        for job in jobs {
-            self.file(job, &done, &mut held);
-        }
-        for (id, (node, since)) in held.waiting.drain() {
-            let never = Error::Invalid(format!("{id} never arrived from another rank"));
-            report(&done, node, Err(never), since);
-        }
+        let served = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            self.serve_exchanges(&jobs, &done, &mut held)
+        }));
+        let error = match served {
+            Ok(Ok(())) => return,
+            Ok(Err(error)) => error,
+            Err(_) => Error::Invalid("the network lane failed (a panic; see above)".into()),
+        };
+        self.give_up(error, &jobs, &done, &mut held);
     }
 
     fn abort(&self, why: &str) {
         self.transport.abort(why);
         let _ = self.stop.0.send(());
+    }
+
+    fn awaits_others(&self) -> bool {
+        self.in_exchange.load(Ordering::SeqCst)
     }
 }

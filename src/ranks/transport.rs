@@ -4,7 +4,7 @@ use crate::error::Result;
 
 /// Collectives over the ranks of one run. Every rank calls the same collectives in the same
 /// order; a rank that fails calls [`Transport::abort`], after which every collective on every
-/// rank returns an error naming it instead of waiting.
+/// rank, under way or to come, returns an error naming it instead of waiting.
 pub trait Transport: Send + Sync {
     /// This process's rank, from 0.
     fn rank(&self) -> usize;
@@ -20,6 +20,9 @@ pub trait Transport: Send + Sync {
 
     /// Every rank's `bytes`, in rank order, on every rank.
     fn all_gather(&self, bytes: Vec<u8>) -> Result<Vec<Vec<u8>>>;
+
+    /// An error when another rank has failed (for waits outside the collectives).
+    fn check(&self) -> Result<()>;
 
     /// Gives up the run on every rank because this one failed with `why`.
     fn abort(&self, why: &str);

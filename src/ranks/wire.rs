@@ -79,7 +79,12 @@ impl Reader<'_> {
         let shape = (0..rank)
             .map(|_| self.u64().map(|d| d as usize))
             .collect::<Result<Vec<_>>>()?;
-        let len: usize = shape.iter().product();
+        let len = shape
+            .iter()
+            .try_fold(1usize, |n, &d| n.checked_mul(d))
+            .ok_or_else(|| {
+                Error::Invalid(format!("{}: a shape {shape:?} past memory", self.what))
+            })?;
         Ok(match code {
             0 => AnyTensor::Float32(Arc::new(self.array(shape, len)?)),
             1 => AnyTensor::Float64(Arc::new(self.array(shape, len)?)),

@@ -5,7 +5,7 @@ use super::governor::{Admission, Governor};
 use super::held_fetches::HeldFetches;
 use super::rates::Rates;
 use super::stall::{StallCause, StallClock};
-use super::{Clock, Job, Lanes, RunLog, SchedOptions};
+use super::{Clock, Done, Job, Lanes, RunLog, SchedOptions};
 use crate::device::Block;
 use crate::error::{Error, Result};
 use crate::graph::{Lane, LaneId, Op, SweepGraph, Task};
@@ -24,6 +24,16 @@ mod rewrites;
 /// Ready tasks of one lane, lowest step first.
 type ReadyQueue = BinaryHeap<Reverse<(usize, usize)>>;
 
+/// What the dispatcher does when no task of this process runs.
+enum Idle {
+    /// Leave the loop: everything ran, or the run failed and nothing runs.
+    Stop,
+    /// Dispatch again (the governor freed memory, or a failure needs no waiting).
+    Retry,
+    /// Wait for receive tasks, which other ranks' work completes.
+    Wait,
+}
+
 /// How often the dispatcher looks for Ctrl-C while lanes are busy.
 const POLL: Duration = Duration::from_millis(50);
 
@@ -34,8 +44,16 @@ pub(super) struct Dispatcher {
     options: SchedOptions,
     governor: Governor,
     rewrites: usize,
+    /// Tasks started and not yet done, receive tasks included.
+    running: usize,
     /// Receive tasks started and not yet done (they wait on other ranks, not on this one).
     network_running: usize,
+    /// Tasks done.
+    finished_count: usize,
+    /// Polls of the lanes that timed out since the last report.
+    quiet_polls: usize,
+    /// Whether the lanes were told that the run failed.
+    told_lanes: bool,
     /// Bytes spill tasks have moved off the device so far.
     spilled: u64,
     /// Inputs each task still waits for, by node index.
@@ -79,7 +97,11 @@ impl Dispatcher {
             options,
             governor,
             rewrites: 0,
+            running: 0,
             network_running: 0,
+            finished_count: 0,
+            quiet_polls: 0,
+            told_lanes: false,
             spilled: 0,
             waiting_on: vec![0; bound],
             finished: vec![false; bound],
@@ -127,108 +149,146 @@ impl Dispatcher {
             .push(Reverse((task.step, node.index())));
     }
 
-    /// Dispatches and collects until every task has run, or returns the first error.
+    /// Dispatches and collects until every task has run, or returns the first error (which
+    /// the lanes are told of, so that tasks waiting on other ranks give up).
     pub fn run(&mut self, lanes: &mut dyn Lanes) -> Result<RunLog> {
-        let (mut finished, mut running) = (0, 0);
+        let ran = self.run_tasks(lanes);
+        if let Err(e) = &ran {
+            self.tell_lanes(lanes, e);
+        }
+        self.stalls.busy(self.clock.now());
+        ran.map(|()| self.take_log())
+    }
+
+    /// The loop of [`Dispatcher::run`].
+    fn run_tasks(&mut self, lanes: &mut dyn Lanes) -> Result<()> {
         let mut failure: Option<Error> = None;
-        let mut told_lanes = false;
         loop {
             if failure.is_none() && self.options.cancel.is_cancelled() {
                 failure = Some(Error::Interrupted);
             }
             if failure.is_none() {
                 match self.dispatch(lanes) {
-                    Ok(started) => running += started,
+                    Ok(started) => self.running += started,
                     Err(fatal) => failure = Some(fatal),
                 }
                 self.watch_compute();
             }
-            if let Some(why) = failure.as_ref().filter(|_| !told_lanes) {
-                lanes.fail(&why.to_string());
-                told_lanes = true;
+            if let Some(why) = &failure {
+                self.tell_lanes(lanes, why);
             }
-            if running == self.network_running {
-                if running == 0 && (failure.is_some() || finished == self.total_nodes()) {
-                    break;
-                }
-                if failure.is_none() {
-                    match self
-                        .governor
-                        .unstick(&self.graph, self.now_s(), running > 0)
-                    {
-                        Ok(true) => continue,
-                        Ok(false) if running == 0 => break,
-                        Ok(false) => {}
-                        Err(e) => failure = Some(e),
-                    }
-                }
-                if running == 0 {
-                    continue;
+            if self.running == self.network_running {
+                match self.when_idle(lanes, &mut failure) {
+                    Idle::Stop => break,
+                    Idle::Retry => continue,
+                    Idle::Wait => {}
                 }
             }
             let wait = self.wake_at.map_or(POLL, |at| {
                 at.saturating_duration_since(self.clock.now()).min(POLL)
             });
             let Some(report) = lanes.recv(wait) else {
+                self.quiet_polls += 1;
                 continue;
             };
-            running -= 1;
-            let task = self.graph.graph[report.node].clone();
-            if task.lane == Lane::Network {
-                self.network_running -= 1;
-            }
-            self.busy.insert(task.lane_id(), false);
-            if task.lane == Lane::Compute {
-                self.compute_since.remove(&task.device);
-            }
-            let seconds = (report.end - report.start).as_secs_f64();
-            match report.result {
-                Ok(outputs) if failure.is_none() => {
-                    self.log.record(
-                        report.node,
-                        &task,
-                        report.start,
-                        report.end,
-                        report.primitives,
-                    );
-                    tracing::trace!(%task, seconds, "task done");
-                    let amount = if task.lane == Lane::Compute {
-                        task.flops
-                    } else {
-                        task.moved_bytes as f64
-                    };
-                    self.rates.record(task.lane, amount, seconds);
-                    self.governor
-                        .on_done(report.node, &task, outputs.len(), seconds);
-                    self.complete(report.node, outputs);
-                    finished += 1;
-                    self.tell_progress(&task, finished);
-                }
-                Err(e) if failure.is_none() && e.is_out_of_memory() => {
-                    if let Err(fatal) = self.recover(report.node, &e, seconds) {
-                        failure = Some(fatal);
-                    }
-                }
-                Ok(_) => {}
-                Err(e) => {
-                    failure.get_or_insert(e);
-                }
-            }
-            if let Some(why) = failure.as_ref().filter(|_| !told_lanes) {
-                lanes.fail(&why.to_string());
-                told_lanes = true;
-            }
+            self.quiet_polls = 0;
+            self.take_report(report, &mut failure);
         }
-        self.stalls.busy(self.clock.now());
         if let Some(e) = failure {
             return Err(e);
         }
-        let total = self.total_nodes();
+        let (finished, total) = (self.finished_count, self.total_nodes());
         if finished != total {
             return Err(Error::Invalid(format!(
                 "sweep graph stalled: {finished} of {total} tasks ran (a cycle?)"
             )));
         }
+        Ok(())
+    }
+
+    /// Tells the lanes once that the run failed with `why`.
+    fn tell_lanes(&mut self, lanes: &mut dyn Lanes, why: &Error) {
+        if !self.told_lanes {
+            lanes.fail(&why.to_string());
+            self.told_lanes = true;
+        }
+    }
+
+    /// What to do when no task of this process runs (receive tasks may wait on other ranks):
+    /// stop when all is done or failed, let the governor free memory, or wait for the network.
+    /// A refused task is an out-of-memory error unless other ranks are still working towards
+    /// this one's receives (the network lane is inside an exchange, or reported since the
+    /// last quiet poll).
+    fn when_idle(&mut self, lanes: &dyn Lanes, failure: &mut Option<Error>) -> Idle {
+        let running = self.running;
+        if running == 0 && (failure.is_some() || self.finished_count == self.total_nodes()) {
+            return Idle::Stop;
+        }
+        if failure.is_none() {
+            let awaited = running > 0 && (lanes.awaits_others() || self.quiet_polls == 0);
+            match self.governor.unstick(&self.graph, self.now_s(), awaited) {
+                Ok(true) => return Idle::Retry,
+                Ok(false) if running == 0 => return Idle::Stop,
+                Ok(false) => {}
+                Err(e) => *failure = Some(e),
+            }
+        }
+        if running == 0 {
+            Idle::Retry
+        } else {
+            Idle::Wait
+        }
+    }
+
+    /// Records a lane's report that a task ended: its outputs stored and successors readied,
+    /// an out-of-memory error recovered from, or the run's first failure kept in `failure`.
+    fn take_report(&mut self, report: Done, failure: &mut Option<Error>) {
+        self.running -= 1;
+        let task = self.graph.graph[report.node].clone();
+        if task.lane == Lane::Network {
+            self.network_running -= 1;
+        }
+        self.busy.insert(task.lane_id(), false);
+        if task.lane == Lane::Compute {
+            self.compute_since.remove(&task.device);
+        }
+        let seconds = (report.end - report.start).as_secs_f64();
+        match report.result {
+            Ok(outputs) if failure.is_none() => {
+                self.log.record(
+                    report.node,
+                    &task,
+                    report.start,
+                    report.end,
+                    report.primitives,
+                );
+                tracing::trace!(%task, seconds, "task done");
+                let amount = if task.lane == Lane::Compute {
+                    task.flops
+                } else {
+                    task.moved_bytes as f64
+                };
+                self.rates.record(task.lane, amount, seconds);
+                self.governor
+                    .on_done(report.node, &task, outputs.len(), seconds);
+                self.complete(report.node, outputs);
+                self.finished_count += 1;
+                self.tell_progress(&task, self.finished_count);
+            }
+            Err(e) if failure.is_none() && e.is_out_of_memory() => {
+                if let Err(fatal) = self.recover(report.node, &e, seconds) {
+                    *failure = Some(fatal);
+                }
+            }
+            Ok(_) => {}
+            Err(e) => {
+                failure.get_or_insert(e);
+            }
+        }
+    }
+
+    /// The log of the finished run, with the graph as rewritten and the governor's events.
+    fn take_log(&mut self) -> RunLog {
         let mut log = std::mem::take(&mut self.log);
         if self.rewrites > 0 {
             log.graph_after = Some(self.graph.clone());
@@ -237,7 +297,7 @@ impl Dispatcher {
         log.stalls = [self.stalls.left_to_right, self.stalls.right_to_left];
         log.record_stalls(&self.stalls.spells);
         log.peak = self.store.peak();
-        Ok(log)
+        log
     }
 
     /// Tells the listener, if any, that `task` finished as the `finished`-th task.

@@ -42,6 +42,11 @@ pub(super) trait Lanes {
     /// Told once that the run has failed with `why`, so that tasks waiting on other ranks
     /// give up.
     fn fail(&mut self, _why: &str) {}
+    /// True while other ranks work towards this one's receive tasks (the network lane is in
+    /// an exchange, not waiting for this rank's own values).
+    fn awaits_others(&self) -> bool {
+        false
+    }
 }
 
 /// The server of the network lane, which runs with several ranks: it takes every receive task
@@ -52,6 +57,8 @@ pub(crate) trait NetworkLane: Sync {
     /// Makes [`NetworkLane::serve`] fail what it waits for and return, and tells the other
     /// ranks that this one failed with `why`.
     fn abort(&self, why: &str);
+    /// True while it is inside an exchange (other ranks' work completes it).
+    fn awaits_others(&self) -> bool;
 }
 
 /// One worker thread per lane of each device and per shared lane, fed over crossbeam channels.
@@ -94,6 +101,10 @@ impl Lanes for ThreadLanes<'_> {
         if let Some(network) = self.network {
             network.abort(why);
         }
+    }
+
+    fn awaits_others(&self) -> bool {
+        self.network.is_some_and(|n| n.awaits_others())
     }
 
     fn send(&mut self, job: Job) {

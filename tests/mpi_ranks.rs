@@ -1,0 +1,170 @@
+//! `srcflow run` under `mpirun -np 2` and `-np 3` on this machine (a build with
+//! `--features mpi`; tools/mpi_tests.sh installs MPI and runs these): the same output as one
+//! process with the same devices on MPO·MPS, MPO·MPO and a depth-2 stack, in memory, out of
+//! core and with injected out-of-memory faults; a failing rank fails every rank within 30 s and
+//! leaves no output and no scratch.
+#![cfg(feature = "mpi")]
+
+mod common;
+
+use common::{assert_empty, budgets_for_every_tier_of, srcflow, stderr};
+use srcflow::gen::{random_mpo, random_mps};
+use srcflow::graph::GraphOptions;
+use srcflow::io::{write_stack, ProblemDir};
+use srcflow::ops::distance;
+use srcflow::{Layer, Options, Stack, Train};
+use std::path::Path;
+use std::process::{Command, Output};
+use std::time::{Duration, Instant};
+
+/// Devices every run shares its sweep between (one or more per rank).
+const DEVICES: usize = 3;
+
+fn layer(name: &str, train: Train) -> Layer {
+    Layer {
+        name: name.into(),
+        train,
+    }
+}
+
+/// The three stacks: MPO·MPS (the shared test problem), MPO·MPO, and MPO·MPO·MPS.
+fn stacks() -> Vec<(&'static str, Stack)> {
+    let mpo_mpo = Stack::new(vec![
+        layer("A", random_mpo(16, 2, 2, 12, 0.4, 21)),
+        layer("B", random_mpo(16, 2, 2, 16, 0.4, 22)),
+    ]);
+    let depth_two = Stack::new(vec![
+        layer("H1", random_mpo(16, 2, 2, 3, 0.4, 31)),
+        layer("H2", random_mpo(16, 2, 2, 3, 0.4, 32)),
+        layer("psi", random_mps(16, 2, 32, 0.4, 33)),
+    ]);
+    vec![
+        ("mpo-mps", common::problem()),
+        ("mpo-mpo", mpo_mpo.unwrap()),
+        ("depth-2", depth_two.unwrap()),
+    ]
+}
+
+/// `mpirun -np ranks srcflow args…`, with what Open MPI needs to run as root and with more
+/// ranks than cores.
+fn mpirun(ranks: usize, args: &[String]) -> Output {
+    let binary = srcflow(&[]).get_program().to_owned();
+    Command::new("mpirun")
+        .args(["--oversubscribe", "-np", &ranks.to_string()])
+        .arg(binary)
+        .args(args)
+        .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
+        .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
+        .output()
+        .expect("mpirun runs (tools/mpi_setup.sh installs it)")
+}
+
+/// The arguments of `srcflow run` on `problem` into `out`, with `extra` ones.
+fn run_args(problem: &Path, out: &Path, extra: &[String]) -> Vec<String> {
+    let mut args: Vec<String> = ["run", "--chi-out", "24", "--devices", "3", "--threads", "1"]
+        .map(String::from)
+        .to_vec();
+    args.push(problem.display().to_string());
+    args.extend(["--out".into(), out.display().to_string()]);
+    args.extend_from_slice(extra);
+    args
+}
+
+/// The output train written to `dir`.
+fn output(dir: &Path) -> Train {
+    ProblemDir::open(dir).unwrap().load_train().unwrap()
+}
+
+/// Fails unless `mpirun -np 2` and `-np 3` write what one process writes, for every stack, with
+/// the `extra` arguments `extra_for(stack, scratch)` gives.
+fn assert_ranks_write_what_one_process_writes(extra_for: impl Fn(&Stack, &Path) -> Vec<String>) {
+    for (name, stack) in stacks() {
+        let dir = tempfile::tempdir().unwrap();
+        let (problem, scratch) = (dir.path().join("problem"), dir.path().join("scratch"));
+        write_stack(&problem, &stack).unwrap();
+        std::fs::create_dir(&scratch).unwrap();
+        let extra = extra_for(&stack, &scratch);
+        let alone = dir.path().join("alone");
+        let one = srcflow(&[])
+            .args(run_args(&problem, &alone, &extra))
+            .output()
+            .unwrap();
+        assert!(
+            one.status.success(),
+            "{name}, one process: {}",
+            stderr(&one)
+        );
+        for ranks in [2, 3] {
+            let out = dir.path().join(format!("ranks-{ranks}"));
+            let ran = mpirun(ranks, &run_args(&problem, &out, &extra));
+            assert!(
+                ran.status.success(),
+                "{name}, {ranks} ranks: {}",
+                stderr(&ran)
+            );
+            let d = distance(&output(&out), &output(&alone)).unwrap();
+            assert!(
+                d <= 1e-12,
+                "{name}, {ranks} ranks: distance {d:e} to one process"
+            );
+            assert_empty(&scratch);
+        }
+    }
+}
+
+#[test]
+fn ranks_write_what_one_process_writes_in_memory() {
+    assert_ranks_write_what_one_process_writes(|_, _| vec![]);
+}
+
+/// Budgets that put environments of `stack` on every tier, and the scratch directory.
+fn out_of_core(stack: &Stack, scratch: &Path) -> Vec<String> {
+    let options = Options {
+        graph: GraphOptions {
+            devices: DEVICES,
+            ..GraphOptions::new(24)
+        },
+        threads: 1,
+        ..Options::new(24)
+    };
+    let (device, host) = budgets_for_every_tier_of(options, &stack.shape(), scratch);
+    vec![
+        "--device-memory".into(),
+        format!("{device}B"),
+        "--host-memory".into(),
+        format!("{host}B"),
+        "--scratch-dir".into(),
+        scratch.display().to_string(),
+    ]
+}
+
+#[test]
+fn ranks_write_what_one_process_writes_out_of_core_and_with_out_of_memory_faults() {
+    assert_ranks_write_what_one_process_writes(out_of_core);
+    assert_ranks_write_what_one_process_writes(|stack, scratch| {
+        let mut args = out_of_core(stack, scratch);
+        args.extend(["--inject-oom".into(), "0.2:7".into()]);
+        args
+    });
+}
+
+#[test]
+fn a_failing_rank_fails_every_rank_within_30_s_and_leaves_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let stack = common::problem();
+    let (problem, scratch) = (dir.path().join("problem"), dir.path().join("scratch"));
+    write_stack(&problem, &stack).unwrap();
+    std::fs::create_dir(&scratch).unwrap();
+    let mut extra = out_of_core(&stack, &scratch);
+    extra.extend(["--inject-device-failure".into(), "2:30".into()]);
+    let out = dir.path().join("out");
+    let start = Instant::now();
+    let ran = mpirun(3, &run_args(&problem, &out, &extra));
+    assert!(start.elapsed() < Duration::from_secs(30));
+    assert!(!ran.status.success(), "the failure went unnoticed");
+    let err = stderr(&ran);
+    assert!(err.contains("device 2 failed in"), "{err}");
+    assert!(err.contains("rank 2 failed: device 2 failed in"), "{err}");
+    assert!(!out.exists(), "output left behind");
+    assert_empty(&scratch);
+}
