@@ -356,6 +356,9 @@ fn rank_graphs_keep_their_devices_tasks_and_pair_every_send_with_receives() {
                 Op::Receive => {
                     received.insert(task.outputs[0]);
                 }
+                Op::ReadSite { .. } | Op::UploadPart => {
+                    assert!((own.start..own.end).contains(&task.device), "{task}");
+                }
                 _ => {
                     assert!((own.start..own.end).contains(&task.device), "{task}");
                     tasks += 1;
@@ -368,13 +371,29 @@ fn rank_graphs_keep_their_devices_tasks_and_pair_every_send_with_receives() {
             }
         }
     }
+    let inputs = whole
+        .graph
+        .node_weights()
+        .filter(|t| matches!(t.op, Op::ReadSite { .. } | Op::UploadPart))
+        .count();
     assert_eq!(
-        tasks,
+        tasks + inputs,
         whole.graph.node_count(),
-        "every task runs on one rank"
+        "every task but the inputs' runs on one rank"
     );
     assert_eq!(sent, received);
     assert!(sent.iter().any(|id| matches!(id, DataId::Sketch { .. })));
+    let input = |id: &DataId| {
+        matches!(id, DataId::Core { .. })
+            || matches!(
+                id,
+                DataId::Part {
+                    of: srcflow::graph::Shared::Core { .. },
+                    ..
+                }
+            )
+    };
+    assert!(!sent.iter().any(input), "input cores crossed ranks");
 }
 
 #[cfg(not(feature = "mpi"))]

@@ -121,11 +121,19 @@ impl Engine {
 
     /// The first device this process computes on (0 unless it is a rank after the first).
     fn first_device(&self) -> usize {
-        self.ranks.as_ref().map_or(0, |(_, layout)| {
-            layout
-                .devices_of(layout.rank, self.options.graph.devices)
-                .start
-        })
+        self.own_devices().start
+    }
+
+    /// The devices this process computes on: all, or its rank's share.
+    fn own_devices(&self) -> std::ops::Range<usize> {
+        let devices = self.options.graph.devices;
+        match &self.ranks {
+            Some((_, layout)) => {
+                let own = layout.devices_of(layout.rank, devices);
+                own.start..own.end
+            }
+            None => 0..devices,
+        }
     }
 
     /// The options this engine runs with.
@@ -332,7 +340,9 @@ impl Engine {
         let mut log = log?;
         log.threads_per_device = self.threads_per_device();
         let mut report = Report::new(graph, &log, wall_s, self.backend());
-        report.threads = self.backends.iter().map(|b| b.threads()).sum();
+        let own = self.own_devices();
+        report.threads = self.backends[own].iter().map(|b| b.threads()).sum();
+        report.network = network.as_ref().map_or(vec![], ExchangeLane::take_uses);
         tracing::info!(
             left_to_right_s = report.left_to_right_s,
             right_to_left_s = report.right_to_left_s,

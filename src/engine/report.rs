@@ -3,6 +3,7 @@
 use super::{DeviceUse, MemoryReport};
 use crate::backend::Backend;
 use crate::graph::{capped_chi_out, Lane, Op, Pass, SweepGraph};
+use crate::ranks::ExchangeUse;
 use crate::sched::{RunLog, Stalls, TaskEvent};
 use crate::sim::KernelCoverage;
 use crate::store::TierBytes;
@@ -69,6 +70,9 @@ pub struct Report {
     /// For a simulated run, how well the machine model knows each kernel's tasks.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub model_coverage: Vec<KernelCoverage>,
+    /// For a rank of several, what each kind of exchange with the other ranks did.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub network: Vec<ExchangeUse>,
 }
 
 /// What one lane did in one pass.
@@ -128,6 +132,7 @@ impl Report {
             blocks_released: 0,
             memory: MemoryReport::of(log),
             model_coverage: vec![],
+            network: vec![],
         }
     }
 }
@@ -224,6 +229,18 @@ impl fmt::Display for Report {
         }
         if !self.memory.is_quiet() {
             write!(f, "\ndevice memory  {}", self.memory)?;
+        }
+        for (i, used) in self.network.iter().enumerate() {
+            let label = if i == 0 { "network" } else { "" };
+            write!(
+                f,
+                "\n{label:<14} {}: {} exchanges, {}, {:.3} s ({:.1} % of wall)",
+                used.what,
+                used.count,
+                ByteSize(used.bytes),
+                used.seconds,
+                100.0 * used.seconds / self.wall_s.max(f64::MIN_POSITIVE)
+            )?;
         }
         for (i, line) in coverage_lines(&self.model_coverage).iter().enumerate() {
             let label = if i == 0 { "model" } else { "" };

@@ -115,16 +115,15 @@ pub fn exchanges(graph: &SweepGraph, crossings: &HashMap<DataId, Crossing>) -> V
     exchanges.into_iter().map(|(_, e)| e).collect()
 }
 
-/// A broadcast for a value alone, a gather when one rank reads every value, else an all-gather.
+/// A gather when one rank reads every value, else a broadcast for a value alone, else an
+/// all-gather.
 fn collective_of(values: &[Crossing]) -> Collective {
-    if let [one] = values {
-        return Collective::Broadcast { root: one.from };
-    }
     let first = &values[0].to;
-    match first.iter().next() {
-        Some(&root) if first.len() == 1 && values.iter().all(|c| c.to == *first) => {
+    match (first.iter().next(), values) {
+        (Some(&root), _) if first.len() == 1 && values.iter().all(|c| c.to == *first) => {
             Collective::Gather { root }
         }
+        (_, [one]) => Collective::Broadcast { root: one.from },
         _ => Collective::AllGather,
     }
 }

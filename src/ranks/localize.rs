@@ -1,5 +1,6 @@
 //! `RankGraph`: the part of the sweep graph one rank runs, with the send and receive tasks
-//! that carry values across ranks, and the exchanges that move them.
+//! that carry values across ranks, and the exchanges that move them. Input cores never cross:
+//! every rank reads the cores its tasks need and cuts the parts its devices all-gather itself.
 
 use super::exchange_plan::{exchanges, Crossing, Exchange};
 use super::RankLayout;
@@ -7,13 +8,15 @@ use crate::graph::{DataId, Lane, Op, SweepGraph, Task};
 use crate::tensor::Work;
 use petgraph::stable_graph::NodeIndex;
 use petgraph::visit::{EdgeRef, IntoEdgeReferences};
+use petgraph::Direction;
 use std::collections::HashMap;
 
 /// What one rank runs of a sweep graph.
 #[derive(Clone, Debug)]
 pub struct RankGraph {
     /// The tasks of the rank's devices, with a send task after each value another rank reads
-    /// and a receive task before the tasks that read a value another rank makes.
+    /// and a receive task before the tasks that read a value another rank makes; and its own
+    /// copies of the reads and core uploads of other ranks whose values its tasks read.
     pub graph: SweepGraph,
     /// Every exchange of the run, in the order all ranks run them.
     pub exchanges: Vec<Exchange>,
@@ -29,13 +32,17 @@ impl RankGraph {
         let exchanges = exchanges(graph, &crossings);
         let mut local = graph.clone();
         let readers = local_readers(graph, &owner, layout.rank);
+        let copies = copied_inputs(graph, &owner, layout.rank);
         let remote: Vec<NodeIndex> = graph
             .graph
             .node_indices()
-            .filter(|&n| owner(n) != layout.rank)
+            .filter(|&n| owner(n) != layout.rank && !copies.contains_key(&n))
             .collect();
         for node in remote {
             local.graph.remove_node(node);
+        }
+        for (node, device) in copies {
+            local.graph[node].device = device;
         }
         for crossing in crossings.values() {
             if crossing.to.contains(&layout.rank) {
@@ -53,13 +60,51 @@ impl RankGraph {
     }
 }
 
+/// True for the tasks that bring input cores in (reads, and the uploads of a device's part),
+/// which a rank runs itself rather than receive their values.
+fn brings_input(task: &Task) -> bool {
+    matches!(task.op, Op::ReadSite { .. } | Op::UploadPart)
+}
+
+/// The input tasks of other ranks' devices ([`brings_input`]) whose values tasks of `rank`
+/// read, with the device of `rank` each runs on here: that of its first reader.
+fn copied_inputs(
+    graph: &SweepGraph,
+    owner: &dyn Fn(NodeIndex) -> usize,
+    rank: usize,
+) -> HashMap<NodeIndex, usize> {
+    let mut copies: HashMap<NodeIndex, usize> = HashMap::new();
+    let is_upload = |t: &Task| t.op == Op::UploadPart;
+    let is_read = |t: &Task| matches!(t.op, Op::ReadSite { .. });
+    for wanted in [&is_upload as &dyn Fn(&Task) -> bool, &is_read] {
+        let remote = graph
+            .graph
+            .node_indices()
+            .filter(|&n| owner(n) != rank && wanted(&graph.graph[n]));
+        for node in remote.collect::<Vec<_>>() {
+            let reader = graph
+                .graph
+                .neighbors_directed(node, Direction::Outgoing)
+                .find(|&r| owner(r) == rank || copies.contains_key(&r));
+            if let Some(reader) = reader {
+                let device = copies
+                    .get(&reader)
+                    .copied()
+                    .unwrap_or(graph.graph[reader].device);
+                copies.insert(node, device);
+            }
+        }
+    }
+    copies
+}
+
 /// Every value a task of one rank makes and a task of another reads, by name.
 fn crossings(graph: &SweepGraph, owner: &dyn Fn(NodeIndex) -> usize) -> HashMap<DataId, Crossing> {
     let makers = makers(graph);
     let mut crossings: HashMap<DataId, Crossing> = HashMap::new();
     for edge in (&graph.graph).edge_references() {
         let (from, to) = (owner(edge.source()), owner(edge.target()));
-        if from == to {
+        if from == to || brings_input(&graph.graph[edge.source()]) {
             continue;
         }
         let id = *edge.weight();
@@ -106,7 +151,8 @@ fn local_readers(
 ) -> HashMap<DataId, Vec<NodeIndex>> {
     let mut readers: HashMap<DataId, Vec<NodeIndex>> = HashMap::new();
     for edge in (&graph.graph).edge_references() {
-        if owner(edge.target()) == rank && owner(edge.source()) != rank {
+        let crosses = owner(edge.source()) != rank && !brings_input(&graph.graph[edge.source()]);
+        if owner(edge.target()) == rank && crosses {
             readers
                 .entry(*edge.weight())
                 .or_default()

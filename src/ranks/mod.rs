@@ -11,6 +11,7 @@
 //! collective carries.
 
 mod exchange_plan;
+mod exchange_use;
 mod in_process;
 mod layout;
 mod localize;
@@ -21,6 +22,7 @@ mod transport;
 mod wire;
 
 pub use exchange_plan::{Collective, Crossing, Exchange};
+pub use exchange_use::ExchangeUse;
 pub use in_process::InProcessRanks;
 pub use layout::RankLayout;
 pub use localize::RankGraph;

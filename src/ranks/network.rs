@@ -3,7 +3,7 @@
 
 use super::exchange_plan::{Collective, Exchange};
 use super::wire::{decode_tensors, encode_tensors};
-use super::Transport;
+use super::{ExchangeUse, Transport};
 use crate::backend::PrimitiveTimes;
 use crate::error::{Error, Result};
 use crate::graph::DataId;
@@ -12,7 +12,7 @@ use crate::store::Value;
 use crate::tensor::AnyTensor;
 use crossbeam_channel::{never, select, unbounded, Receiver, Sender};
 use petgraph::stable_graph::NodeIndex;
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -33,6 +33,8 @@ pub(crate) struct ExchangeLane {
     failure: Mutex<Option<Error>>,
     /// Whether it is inside an exchange (its reports for it not all sent yet).
     in_exchange: AtomicBool,
+    /// What each kind of exchange did so far, by kind.
+    uses: Mutex<BTreeMap<String, ExchangeUse>>,
 }
 
 /// What the lane holds while it serves: receive tasks waiting, values arrived before their
@@ -56,7 +58,29 @@ impl ExchangeLane {
             stop: unbounded(),
             failure: Mutex::new(None),
             in_exchange: AtomicBool::new(false),
+            uses: Mutex::new(BTreeMap::new()),
         }
+    }
+
+    /// What each kind of exchange did, by kind.
+    pub fn take_uses(&self) -> Vec<ExchangeUse> {
+        let mut uses = self.uses.lock().unwrap_or_else(|e| e.into_inner());
+        std::mem::take(&mut *uses).into_values().collect()
+    }
+
+    /// Counts `exchange`, which took `seconds`, in its kind's use.
+    fn count(&self, exchange: &Exchange, seconds: f64) {
+        let what = ExchangeUse::kind_of(exchange);
+        let mut uses = self.uses.lock().unwrap_or_else(|e| e.into_inner());
+        let used = uses.entry(what.clone()).or_insert(ExchangeUse {
+            what,
+            count: 0,
+            bytes: 0,
+            seconds: 0.0,
+        });
+        used.count += 1;
+        used.bytes += exchange.values.iter().map(|c| c.bytes).sum::<u64>();
+        used.seconds += seconds;
     }
 
     /// Where send tasks post the values other ranks read.
@@ -104,6 +128,7 @@ impl ExchangeLane {
         self.in_exchange.store(true, Ordering::SeqCst);
         let arrived = self.collective(exchange, bytes);
         let arrived = arrived.inspect_err(|_| self.in_exchange.store(false, Ordering::SeqCst))?;
+        self.count(exchange, started.elapsed().as_secs_f64());
         for (id, tensor) in arrived {
             match held.waiting.remove(&id) {
                 Some((node, since)) => report(done, node, Ok(tensor), since.max(started)),
