@@ -50,7 +50,7 @@ fn stacks() -> Vec<(&'static str, Stack)> {
 fn mpirun(ranks: usize, args: &[String]) -> Output {
     let binary = srcflow(&[]).get_program().to_owned();
     Command::new("mpirun")
-        .args(["--oversubscribe", "-np", &ranks.to_string()])
+        .args(["--oversubscribe", "--tag-output", "-np", &ranks.to_string()])
         .arg(binary)
         .args(args)
         .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
@@ -61,9 +61,10 @@ fn mpirun(ranks: usize, args: &[String]) -> Output {
 
 /// The arguments of `srcflow run` on `problem` into `out`, with `extra` ones.
 fn run_args(problem: &Path, out: &Path, extra: &[String]) -> Vec<String> {
-    let mut args: Vec<String> = ["run", "--chi-out", "24", "--devices", "3", "--threads", "1"]
+    let mut args: Vec<String> = ["run", "--chi-out", "24", "--threads", "1"]
         .map(String::from)
         .to_vec();
+    args.extend(["--devices".into(), DEVICES.to_string()]);
     args.push(problem.display().to_string());
     args.extend(["--out".into(), out.display().to_string()]);
     args.extend_from_slice(extra);
@@ -163,8 +164,39 @@ fn a_failing_rank_fails_every_rank_within_30_s_and_leaves_nothing() {
     assert!(start.elapsed() < Duration::from_secs(30));
     assert!(!ran.status.success(), "the failure went unnoticed");
     let err = stderr(&ran);
-    assert!(err.contains("device 2 failed in"), "{err}");
-    assert!(err.contains("rank 2 failed: device 2 failed in"), "{err}");
+    for rank in 0..3 {
+        let line = err
+            .lines()
+            .find(|l| l.starts_with(&format!("[1,{rank}]<stderr>:srcflow: error:")))
+            .unwrap_or_else(|| panic!("rank {rank} printed no error: {err}"));
+        assert!(line.contains("device 2 failed in"), "{line}");
+        if rank != 2 {
+            assert!(line.contains("rank 2 failed"), "{line}");
+        }
+    }
     assert!(!out.exists(), "output left behind");
     assert_empty(&scratch);
+}
+
+#[test]
+fn a_rank_refusing_its_arguments_fails_every_rank() {
+    let dir = tempfile::tempdir().unwrap();
+    let problem = dir.path().join("problem");
+    write_stack(&problem, &common::problem()).unwrap();
+    let out = dir.path().join("out");
+    std::fs::create_dir(&out).unwrap();
+    let ran = mpirun(2, &run_args(&problem, &out, &[]));
+    assert!(!ran.status.success(), "an existing --out was accepted");
+    let err = stderr(&ran);
+    for rank in 0..2 {
+        let tag = format!("[1,{rank}]<stderr>:srcflow: error:");
+        let line = err.lines().find(|l| l.starts_with(&tag));
+        let line = line.unwrap_or_else(|| panic!("rank {rank} printed no error: {err}"));
+        assert!(line.contains("exists"), "{line}");
+    }
+    assert_eq!(
+        std::fs::read_dir(&out).unwrap().count(),
+        0,
+        "--out was written"
+    );
 }

@@ -356,13 +356,24 @@ fn rank_graphs_keep_their_devices_tasks_and_pair_every_send_with_receives() {
                 Op::Receive => {
                     received.insert(task.outputs[0]);
                 }
-                Op::ReadSite { .. } | Op::UploadPart => {
+                op => {
                     assert!((own.start..own.end).contains(&task.device), "{task}");
+                    tasks += usize::from(!matches!(op, Op::ReadSite { .. } | Op::UploadPart));
                 }
-                _ => {
-                    assert!((own.start..own.end).contains(&task.device), "{task}");
-                    tasks += 1;
-                }
+            }
+        }
+        let made: HashSet<DataId> = part
+            .graph
+            .graph
+            .node_weights()
+            .flat_map(|t| t.outputs.iter().copied())
+            .collect();
+        for task in part.graph.graph.node_weights() {
+            for id in &task.inputs {
+                assert!(
+                    made.contains(id),
+                    "rank {rank}: nothing makes {id} for {task}"
+                );
             }
         }
         for exchange in &part.exchanges {
@@ -414,4 +425,16 @@ fn a_build_without_mpi_refuses_to_be_one_of_several_ranks() {
         "{err}"
     );
     assert!(!out.exists());
+}
+
+#[test]
+fn ranks_refuse_the_cuda_backend_by_name() {
+    let transports = InProcessRanks::group(2);
+    let err = EngineBuilder::new(on_devices(2, 8, None))
+        .backend(srcflow::backend::BackendKind::Cuda)
+        .ranks(transports[0].clone())
+        .build()
+        .err()
+        .expect("accepted");
+    assert!(err.to_string().contains("CPU backend only"), "{err}");
 }

@@ -99,15 +99,28 @@ pub fn main() -> ExitCode {
     match dispatch(Cli::parse()) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!(
-                "srcflow: error: {}",
-                flag_names::with_flag_names(&e.to_string())
-            );
-            match e {
-                srcflow::Error::Interrupted => ExitCode::from(130),
-                _ => ExitCode::FAILURE,
-            }
+            report_error(&e);
+            ExitCode::from(exit_status(&e))
         }
+    }
+}
+
+/// Prints the error line of a failed command, with flags named as the command line spells them,
+/// in one write (so that `mpirun --tag-output` keeps each rank's line whole).
+fn report_error(error: &srcflow::Error) {
+    use std::io::Write;
+    let line = format!(
+        "srcflow: error: {}\n",
+        flag_names::with_flag_names(&error.to_string())
+    );
+    let _ = std::io::stderr().write_all(line.as_bytes());
+}
+
+/// The exit status of a command that failed with `error`: 130 when interrupted, else 1.
+fn exit_status(error: &srcflow::Error) -> u8 {
+    match error {
+        srcflow::Error::Interrupted => 130,
+        _ => 1,
     }
 }
 

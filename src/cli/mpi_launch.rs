@@ -14,7 +14,8 @@ fn launched_ranks() -> Option<usize> {
 }
 
 /// Runs `run` as one rank of several when `mpirun` started this process with others, else
-/// alone.
+/// alone. A rank that fails prints its error, tells the others, waits for them to clean up and
+/// exits here, without finalising MPI.
 #[cfg(feature = "mpi")]
 pub fn run_ranked(run: impl FnOnce(Option<Arc<dyn Transport>>) -> Result<()>) -> Result<()> {
     use srcflow::ranks::MpiRanks;
@@ -33,11 +34,10 @@ pub fn run_ranked(run: impl FnOnce(Option<Arc<dyn Transport>>) -> Result<()>) ->
         }
         Err(error) => {
             ranks.abort(&error.to_string());
+            super::report_error(&error);
             ranks.leave_after_failure(CLEAN_UP_BOUND);
             // Collectives may still be pending: finalising MPI could wait for them forever.
-            std::mem::forget(ranks);
-            std::mem::forget(universe);
-            Err(error)
+            std::process::exit(super::exit_status(&error).into())
         }
     }
 }

@@ -60,8 +60,8 @@ fn run_writing(args: RunArgs, ranks: Option<Arc<dyn Transport>>) -> Result<()> {
     }
     let cancel = cancel_on_ctrl_c()?;
     let (problem, mut engine) = args.problem.open(args.seed, args.threads)?;
-    if let Some(ranks) = ranks {
-        engine = engine.ranks(ranks);
+    if let Some(ranks) = &ranks {
+        engine = engine.ranks(Arc::clone(ranks));
     }
     let bar = Arc::new(SweepProgressBar::new());
     let engine = engine.progress(bar.clone()).cancel(cancel).build()?;
@@ -82,6 +82,10 @@ fn run_writing(args: RunArgs, ranks: Option<Arc<dyn Transport>>) -> Result<()> {
     let (report, log) = ran?;
     let written =
         write_extras(&args.trace, &args.graph_out, &graph, &log).and_then(|()| output.commit());
+    let written = match &ranks {
+        Some(ranks) => tell_other_ranks(&**ranks, written),
+        None => written,
+    };
     if let Err(e) = written {
         for path in [&args.trace, &args.graph_out].into_iter().flatten() {
             let _ = std::fs::remove_file(path);
@@ -95,14 +99,34 @@ fn run_writing(args: RunArgs, ranks: Option<Arc<dyn Transport>>) -> Result<()> {
     Ok(())
 }
 
-/// Runs a rank after the first: its share of the devices, with no output of its own.
+/// Runs a rank after the first: its share of the devices, with no output of its own; then
+/// waits for rank 0 to say whether it wrote the output.
 fn run_helping(args: RunArgs, ranks: Arc<dyn Transport>) -> Result<()> {
     let cancel = cancel_on_ctrl_c()?;
     let (problem, engine) = args.problem.open(args.seed, args.threads)?;
-    let engine = engine.ranks(ranks).cancel(cancel).build()?;
+    let engine = engine.ranks(Arc::clone(&ranks)).cancel(cancel).build()?;
     let (graph, _) = engine.prepare(problem.shape())?;
     let nothing = MemorySink::new(graph.output_kind(), graph.sites());
-    engine.run_graph(&graph, &problem, &nothing).map(|_| ())
+    engine.run_graph(&graph, &problem, &nothing)?;
+    let said = ranks.broadcast(0, Vec::new())?;
+    match said.is_empty() {
+        true => Ok(()),
+        false => Err(srcflow::Error::Invalid(format!(
+            "rank 0 failed: {}",
+            String::from_utf8_lossy(&said)
+        ))),
+    }
+}
+
+/// `written` (rank 0's output, trace and graph), once the other ranks know whether it was
+/// written: they wait for it, so that no rank exits 0 when the output is missing.
+fn tell_other_ranks(ranks: &dyn Transport, written: Result<()>) -> Result<()> {
+    let said = written
+        .as_ref()
+        .err()
+        .map_or_else(Vec::new, |e| e.to_string().into_bytes());
+    let told = ranks.broadcast(0, said);
+    written.and(told.map(|_| ()))
 }
 
 /// Writes the trace and the graph dump the user asked for.

@@ -155,8 +155,19 @@ impl EngineBuilder {
             None => RankLayout::single(),
         };
         let own = layout.devices_of(layout.rank, devices);
-        let backends = match (self.backends, self.kind.resolve(&ids)) {
+        let kind = match self.kind {
+            BackendKind::Auto if layout.ranks > 1 => BackendKind::Cpu,
+            kind => kind.resolve(&ids),
+        };
+        let backends = match (self.backends, kind) {
             (Some(backends), _) => backends,
+            (None, BackendKind::Cuda) if layout.ranks > 1 => {
+                return Err(Error::Invalid(
+                    "several ranks compute on the CPU backend only, for now: each rank would \
+                     open every rank's GPUs (--backend cuda with mpirun -np 2 or more)"
+                        .into(),
+                ))
+            }
             (None, BackendKind::Cuda) => BackendKind::cuda_backends(&ids)?,
             (None, _) => {
                 BackendKind::cpu_backends_of(devices, own.start..own.end, self.options.threads)?

@@ -11,7 +11,7 @@ pub struct ExchangeUse {
     pub what: String,
     /// Exchanges of this kind.
     pub count: usize,
-    /// Bytes of the values they carried, each value counted once.
+    /// Bytes of the values they carried, every rank's, each value counted once.
     pub bytes: u64,
     /// Seconds this rank spent inside them, waiting for other ranks included.
     pub seconds: f64,

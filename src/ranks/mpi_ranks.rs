@@ -34,14 +34,20 @@ pub struct MpiRanks {
     world: SimpleCommunicator,
     /// A duplicate, for failure notices only (they never match a collective's messages).
     notices: SimpleCommunicator,
+    /// This process's rank.
     rank: usize,
+    /// Ranks in the run.
     ranks: usize,
     /// The first failure this rank knows of: its own, or one another rank announced.
     failed: Mutex<Option<(usize, String)>>,
+    /// Held for the whole of each collective on `world`.
+    one_at_a_time: Mutex<()>,
 }
 
 // SAFETY: MPI is initialised with MPI_THREAD_MULTIPLE (`MpiRanks::start` refuses less), which
-// lets any thread call MPI on these communicators, concurrently.
+// lets any thread call MPI; collectives on `world` are serialised by `one_at_a_time` (MPI
+// forbids two threads running collectives on one communicator at once), and notices on
+// `notices` are read under `failed`.
 unsafe impl Send for MpiRanks {}
 // SAFETY: as for `Send`.
 unsafe impl Sync for MpiRanks {}
@@ -67,6 +73,7 @@ impl MpiRanks {
             rank,
             ranks,
             failed: Mutex::new(None),
+            one_at_a_time: Mutex::new(()),
         };
         Ok((universe, ranks))
     }
@@ -224,8 +231,9 @@ fn partition(lengths: &[u64]) -> Result<(Vec<Count>, Vec<Count>)> {
         let fits = |n: u64| Count::try_from(n).ok();
         let (Some(count), Some(displ)) = (fits(words), fits(at)) else {
             return Err(Error::Invalid(format!(
-                "rank {rank} sends {len} bytes in one exchange; one MPI call carries at most \
-                 {} (use more devices or a smaller --batch-cols)",
+                "an exchange of {} bytes (rank {rank}: {len}) is past what one MPI call \
+                 carries, {} (use more ranks or devices)",
+                lengths.iter().sum::<u64>(),
                 Count::MAX as u64 * WORD as u64
             )));
         };
@@ -260,16 +268,17 @@ fn words(bytes: &[u8]) -> Vec<Complex64> {
 /// [`take_back`] reclaims them by; they live for the rest of the process when a failure leaves
 /// the call pending.
 fn lend<T>(values: Vec<T>) -> (&'static mut [T], *mut [T]) {
-    let lent = Box::leak(values.into_boxed_slice());
-    let ptr: *mut [T] = lent;
-    (lent, ptr)
+    let ptr = Box::into_raw(values.into_boxed_slice());
+    // SAFETY: `ptr` is a fresh box's, valid until `take_back`; the reference is derived from
+    // it, so taking the box back later does not invalidate a pointer MPI was given.
+    (unsafe { &mut *ptr }, ptr)
 }
 
 /// `value`, lent as [`lend`] lends elements.
 fn lend_one<T>(value: T) -> (&'static mut T, *mut T) {
-    let lent = Box::leak(Box::new(value));
-    let ptr: *mut T = lent;
-    (lent, ptr)
+    let ptr = Box::into_raw(Box::new(value));
+    // SAFETY: as in `lend`.
+    (unsafe { &mut *ptr }, ptr)
 }
 
 /// What [`lend`] or [`lend_one`] lent, back in a box.
@@ -292,6 +301,7 @@ impl Transport for MpiRanks {
     }
 
     fn broadcast(&self, root: usize, bytes: Vec<u8>) -> Result<Vec<u8>> {
+        let _one = self.one_at_a_time.lock().unwrap_or_else(|e| e.into_inner());
         self.check()?;
         let root_process = self.world.process_at_rank(root as i32);
         let (len, len_ptr) = lend(vec![bytes.len() as u64]);
@@ -311,7 +321,9 @@ impl Transport for MpiRanks {
     }
 
     fn gather(&self, root: usize, bytes: Vec<u8>) -> Result<Vec<Vec<u8>>> {
+        let _one = self.one_at_a_time.lock().unwrap_or_else(|e| e.into_inner());
         let lengths = self.all_lengths(bytes.len() as u64)?;
+        partition(&lengths)?;
         let root_process = self.world.process_at_rank(root as i32);
         let (mine, mine_ptr) = lend(words(&bytes));
         let gathered = if self.rank == root {
@@ -331,6 +343,7 @@ impl Transport for MpiRanks {
     }
 
     fn all_gather(&self, bytes: Vec<u8>) -> Result<Vec<Vec<u8>>> {
+        let _one = self.one_at_a_time.lock().unwrap_or_else(|e| e.into_inner());
         let lengths = self.all_lengths(bytes.len() as u64)?;
         let (mine, mine_ptr) = lend(words(&bytes));
         let (parts, taken) = self.lend_partition(&lengths)?.split_off();
