@@ -163,24 +163,24 @@ impl MpiRanks {
 
     /// A partition of received elements for contributions of `lengths` bytes, lent to MPI,
     /// with what [`MpiRanks::take_partition`] needs to reclaim it.
-    fn lend_partition(&self, lengths: &[u64]) -> Result<LentPartition> {
+    fn lend_partition(&self, lengths: &[u64]) -> Result<(&'static mut Partition, Lent)> {
         let (counts, displs) = partition(lengths)?;
         let total = counts.iter().map(|&c| c as usize).sum();
         let (received, received_ptr) = lend(vec![Complex64::default(); total]);
         let (parts, parts_ptr) = lend_one(PartitionMut::new(received, counts, displs.clone()));
-        Ok(LentPartition {
-            parts,
+        let lent = Lent {
             parts_ptr,
             received_ptr,
             displs,
-        })
+        };
+        Ok((parts, lent))
     }
 
     /// Each rank's bytes from a partition whose request has completed.
     ///
     /// # Safety
     /// No MPI request may use `lent` any more.
-    unsafe fn take_partition(lent: Taken, lengths: &[u64]) -> Vec<Vec<u8>> {
+    unsafe fn take_partition(lent: Lent, lengths: &[u64]) -> Vec<Vec<u8>> {
         // SAFETY: the caller's contract; the partition, which borrows the elements, goes first.
         let received = unsafe {
             drop(take_back(lent.parts_ptr));
@@ -190,31 +190,11 @@ impl MpiRanks {
     }
 }
 
-/// A receive partition lent to MPI ([`MpiRanks::lend_partition`]).
-struct LentPartition {
-    parts: &'static mut Partition,
+/// What reclaims a receive partition lent to MPI ([`MpiRanks::lend_partition`]).
+struct Lent {
     parts_ptr: *mut Partition,
     received_ptr: *mut [Complex64],
     displs: Vec<Count>,
-}
-
-/// What is left of a [`LentPartition`] once its partition went to MPI.
-struct Taken {
-    parts_ptr: *mut Partition,
-    received_ptr: *mut [Complex64],
-    displs: Vec<Count>,
-}
-
-impl LentPartition {
-    /// The partition for the call, and what reclaims it after.
-    fn split_off(self) -> (&'static mut Partition, Taken) {
-        let taken = Taken {
-            parts_ptr: self.parts_ptr,
-            received_ptr: self.received_ptr,
-            displs: self.displs,
-        };
-        (self.parts, taken)
-    }
 }
 
 /// Received elements, partitioned by rank.
@@ -327,7 +307,7 @@ impl Transport for MpiRanks {
         let root_process = self.world.process_at_rank(root as i32);
         let (mine, mine_ptr) = lend(words(&bytes));
         let gathered = if self.rank == root {
-            let (parts, taken) = self.lend_partition(&lengths)?.split_off();
+            let (parts, taken) = self.lend_partition(&lengths)?;
             let request =
                 root_process.immediate_gather_varcount_into_root(StaticScope, &*mine, parts);
             self.wait(request)?;
@@ -346,7 +326,7 @@ impl Transport for MpiRanks {
         let _one = self.one_at_a_time.lock().unwrap_or_else(|e| e.into_inner());
         let lengths = self.all_lengths(bytes.len() as u64)?;
         let (mine, mine_ptr) = lend(words(&bytes));
-        let (parts, taken) = self.lend_partition(&lengths)?.split_off();
+        let (parts, taken) = self.lend_partition(&lengths)?;
         self.wait(
             self.world
                 .immediate_all_gather_varcount_into(StaticScope, &*mine, parts),
