@@ -7,11 +7,8 @@
 #
 #   benches/reference_run.sh [DIR]      # DIR: where the sparse reference problem is written
 set -euo pipefail
-REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-cd "$REPO"
-DIR="${1:-$REPO/target/reference-problem}"
-cargo build --release --quiet
-[ -d "$DIR" ] || python3 tools/reference_problem.py "$DIR" >/dev/null
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+DIR="$(tools/reference_problem.sh "${1:-}")"
 BUDGETS="--device-memory 57GB --host-memory 470GB --disk-space 20TB"
 echo "| GPUs | prefetch | predicted wall s | compute busy s (all GPUs) | waiting for environments s | input cores s | device bytes peak (all GPUs) |"
 echo "|---|---|---|---|---|---|---|"

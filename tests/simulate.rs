@@ -22,6 +22,7 @@ fn machine() -> MachineModel {
         name: "test machine".into(),
         gflops: kernels.iter().map(|k| (k.to_string(), 10.0)).collect(),
         bytes_per_s: lanes.map(|l| (l.name().to_string(), 1e9)).collect(),
+        network_latency_s: 0.0,
         task_overhead_s: 1e-4,
         kernel_overhead_s: BTreeMap::new(),
         compute: vec![],

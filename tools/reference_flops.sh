@@ -6,11 +6,8 @@
 #
 #   tools/reference_flops.sh [DIR]       # DIR defaults to target/reference-problem
 set -euo pipefail
-REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-cd "$REPO"
-DIR="${1:-$REPO/target/reference-problem}"
-cargo build --release --quiet
-[ -d "$DIR" ] || python3 tools/reference_problem.py "$DIR" >/dev/null
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+DIR="$(tools/reference_problem.sh "${1:-}")"
 target/release/srcflow graph "$DIR" --chi-out 2000 --device-memory 57GB --host-memory 470GB \
     --disk-space 20TB --prefetch none --format json | python3 -c '
 import json, sys

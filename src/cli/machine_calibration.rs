@@ -129,6 +129,7 @@ fn measure(work: &Path, threads: usize) -> Result<MachineModel> {
         name: format!("{} (srcflow calibrate)", this_machine()),
         gflops: mean_rates(&one_device),
         bytes_per_s: rates,
+        network_latency_s: 0.0,
         task_overhead_s: 0.0,
         kernel_overhead_s: BTreeMap::new(),
         compute,

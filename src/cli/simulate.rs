@@ -5,9 +5,10 @@
 use super::problem_args::ProblemArgs;
 use super::{print_report, ReportStyle};
 use clap::Args;
+use srcflow::ranks::{across_nodes, ExchangeUse, RankGraph, RankLayout};
 use srcflow::sim::MachineModel;
 use srcflow::trace::write_chrome_trace;
-use srcflow::Result;
+use srcflow::{Error, Result};
 use std::path::PathBuf;
 
 /// Arguments of `srcflow simulate` (only headers of the problem are read).
@@ -22,6 +23,11 @@ pub struct SimulateArgs {
     /// (0: this machine's cores); each device is timed by the model's fit for its share.
     #[arg(long, default_value_t = 0)]
     threads: usize,
+    /// Ranks (one per node) the devices are shared among, as under `mpirun -np R srcflow run`:
+    /// each rank has io, disk and network lanes of its own, and each value that crosses ranks
+    /// is a message at the model's `bytes_per_s.network` after `network_latency_s`.
+    #[arg(long, default_value_t = 1, value_name = "R")]
+    ranks: usize,
     /// Write a Chrome trace of the simulated run.
     #[arg(long, value_name = "FILE")]
     trace: Option<PathBuf>,
@@ -34,8 +40,20 @@ pub fn run(args: SimulateArgs) -> Result<()> {
     let machine = MachineModel::read(&args.model)?;
     let (problem, engine) = args.problem.open(0, args.threads)?;
     let engine = engine.build()?;
-    let (graph, _) = engine.prepare_on(problem.shape(), &machine)?;
-    let (report, log) = engine.simulate(&graph, &machine)?;
+    let (mut graph, _) = engine.prepare_on(problem.shape(), &machine)?;
+    let mut exchanges = vec![];
+    if args.ranks != 1 {
+        let whole = across_nodes(&graph, args.ranks)?;
+        machine.check_network().map_err(|e| Error::Manifest {
+            path: args.model.clone(),
+            message: e.to_string(),
+        })?;
+        let layout = RankLayout::new(0, args.ranks, graph.devices)?;
+        exchanges = RankGraph::of(&graph, layout).exchanges;
+        graph = whole;
+    }
+    let (mut report, log) = engine.simulate(&graph, &machine)?;
+    report.network = ExchangeUse::simulated(&exchanges, &graph, &log);
     if let Some(path) = &args.trace {
         write_chrome_trace(path, &graph, &log)?;
     }

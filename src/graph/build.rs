@@ -35,6 +35,7 @@ impl SweepGraph {
             } else {
                 options.devices
             },
+            ranks: 1,
             planned_fetch_window: None,
             fold: options.fold,
             unfolded: Default::default(),
@@ -266,6 +267,7 @@ impl<'a> Builder<'a> {
             moved_bytes: 0,
             lane: op.lane(),
             device: self.device,
+            rank: 0,
             step: 0,
         };
         let cost = self.shape.task_cost(&task);
@@ -356,6 +358,7 @@ impl<'a> Builder<'a> {
             moved_bytes,
             lane,
             device: self.device,
+            rank: 0,
             step,
         });
     }

@@ -57,6 +57,10 @@ pub struct SweepGraph {
     /// Devices the sweep is shared between.
     #[serde(default = "one_device")]
     pub devices: usize,
+    /// Ranks (nodes) the devices are shared among, each with io, disk and network lanes of its
+    /// own: 1 but in a simulation of several ([`crate::ranks::across_nodes`]).
+    #[serde(default = "one_device")]
+    pub ranks: usize,
     /// The prefetch window (sweep steps) the planner placed the environments for, when it
     /// narrowed the policy's to fit the budgets; the scheduler fetches ahead no further.
     #[serde(default)]
@@ -78,7 +82,7 @@ pub fn capped_chi_out(chi_out: usize, asked: Option<usize>) -> Option<String> {
     })
 }
 
-/// The device count of graphs saved before devices were counted.
+/// The device (and rank) count of graphs saved before devices (and ranks) were counted.
 fn one_device() -> usize {
     1
 }

@@ -88,6 +88,7 @@ impl SweepGraph {
                 moved_bytes: bytes,
                 lane: op.lane(),
                 device,
+                rank: 0,
                 step,
             });
             self.graph.add_edge(from, node, value);

@@ -1,6 +1,6 @@
 //! `Task`: one node of the sweep graph, with everything a scheduler needs to know about it.
 
-use super::{Cols, DataId, Pass, Shared};
+use super::{share, Cols, DataId, Pass, Shared};
 use crate::tensor::Work;
 use crate::Tier;
 use serde::{Deserialize, Serialize};
@@ -144,8 +144,8 @@ pub enum Lane {
     DiskRead,
     /// Copies between devices (gathers, scatters and all-gathers).
     Collective,
-    /// Values exchanged with other ranks (MPI collectives); unlike the others it runs many
-    /// tasks at once, each waiting for its value to arrive.
+    /// Values exchanged with other ranks (MPI collectives). Under MPI it runs many tasks at
+    /// once, each waiting for its value to arrive; a simulation runs one message at a time.
     Network,
 }
 
@@ -192,10 +192,11 @@ impl Lane {
     }
 }
 
-/// One worker queue of the node: a lane of one device, or one of the node's shared lanes
-/// (`device` 0).
+/// One worker queue: a lane of one device, or one of a rank's shared lanes (`device` 0).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 pub struct LaneId {
+    /// The rank (node) whose lane it is: 0 but in a simulation of several ranks.
+    pub rank: usize,
     /// The device whose lane it is (0 for the node's shared lanes).
     pub device: usize,
     /// Which lane.
@@ -203,18 +204,34 @@ pub struct LaneId {
 }
 
 impl LaneId {
-    /// Every lane of a node with `devices` devices: each device's own lanes, then the shared ones.
-    pub fn all(devices: usize) -> Vec<LaneId> {
-        let own = (0..devices).flat_map(|device| {
+    /// Every lane of `devices` devices shared among `ranks` ranks (each owning a contiguous
+    /// share): each device's own lanes, then each rank's shared ones.
+    pub fn all(devices: usize, ranks: usize) -> Vec<LaneId> {
+        let rank_of = |device: usize| {
+            (0..ranks)
+                .find(|&rank| share(devices, ranks, rank).end > device)
+                .unwrap_or(0)
+        };
+        let own = (0..devices).flat_map(move |device| {
             Lane::ALL
                 .into_iter()
                 .filter(Lane::per_device)
-                .map(move |lane| LaneId { device, lane })
+                .map(move |lane| LaneId {
+                    rank: rank_of(device),
+                    device,
+                    lane,
+                })
         });
-        let shared = Lane::ALL
-            .into_iter()
-            .filter(|l| !l.per_device())
-            .map(|lane| LaneId { device: 0, lane });
+        let shared = (0..ranks).flat_map(|rank| {
+            Lane::ALL
+                .into_iter()
+                .filter(|l| !l.per_device())
+                .map(move |lane| LaneId {
+                    rank,
+                    device: 0,
+                    lane,
+                })
+        });
         own.chain(shared).collect()
     }
 }
@@ -253,13 +270,17 @@ pub struct Task {
     /// The device it runs on, or whose value it moves (0 on a single device).
     #[serde(default)]
     pub device: usize,
+    /// The rank of its device, whose shared lanes it runs on: 0 but in a simulation of
+    /// several ranks ([`crate::ranks::across_nodes`]).
+    #[serde(default)]
+    pub rank: usize,
     /// Position in the sweep (left-to-right sites, then right-to-left sites): its priority.
     /// Spills carry the step of the env they follow, fetches the step of the sketch they feed.
     pub step: usize,
 }
 
 impl Task {
-    /// The worker queue it runs on: its device's lane, or the node's shared one.
+    /// The worker queue it runs on: its device's lane, or its rank's shared one.
     pub fn lane_id(&self) -> LaneId {
         let device = if self.lane.per_device() {
             self.device
@@ -267,6 +288,7 @@ impl Task {
             0
         };
         LaneId {
+            rank: self.rank,
             device,
             lane: self.lane,
         }

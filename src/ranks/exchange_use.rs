@@ -1,8 +1,10 @@
 //! `ExchangeUse`: what one kind of exchange did on a rank, for the report.
 
 use super::{Collective, Exchange};
-use crate::graph::DataId;
+use crate::graph::{DataId, Op, SweepGraph};
+use crate::sched::RunLog;
 use serde::Serialize;
+use std::collections::{BTreeMap, HashMap};
 
 /// What the exchanges of one kind (the same values, the same collective) did on this rank.
 #[derive(Clone, Debug, Serialize)]
@@ -32,5 +34,37 @@ impl ExchangeUse {
             Collective::AllGather => "all-gather",
         };
         format!("{values} ({how})")
+    }
+
+    /// What each kind of `exchanges` did in a simulated run of several ranks (`log`, of the
+    /// graph [`super::across_nodes`] made, `whole`): counts and bytes as a run reports them,
+    /// and the seconds rank 0's network lane spent receiving their values.
+    pub fn simulated(exchanges: &[Exchange], whole: &SweepGraph, log: &RunLog) -> Vec<Self> {
+        let mut kind_of_value: HashMap<DataId, String> = HashMap::new();
+        let mut uses: BTreeMap<String, ExchangeUse> = BTreeMap::new();
+        for exchange in exchanges {
+            let what = Self::kind_of(exchange);
+            let used = uses.entry(what.clone()).or_insert(ExchangeUse {
+                what: what.clone(),
+                count: 0,
+                bytes: 0,
+                seconds: 0.0,
+            });
+            used.count += 1;
+            for value in &exchange.values {
+                used.bytes += value.bytes;
+                kind_of_value.insert(value.id, what.clone());
+            }
+        }
+        let ran = log.graph_after.as_ref().unwrap_or(whole);
+        for event in &log.events {
+            let task = &ran.graph[event.node];
+            if event.op == Op::Receive && event.rank == 0 {
+                let used = uses.get_mut(&kind_of_value[&task.inputs[0]]);
+                used.expect("every value received crosses in an exchange")
+                    .seconds += event.end - event.start;
+            }
+        }
+        uses.into_values().collect()
     }
 }

@@ -62,7 +62,7 @@ impl RankGraph {
 
 /// True for the tasks that bring input cores in (reads, and the uploads of a device's part),
 /// which a rank runs itself rather than receive their values.
-fn brings_input(task: &Task) -> bool {
+pub(super) fn brings_input(task: &Task) -> bool {
     matches!(task.op, Op::ReadSite { .. } | Op::UploadPart)
 }
 
@@ -99,7 +99,10 @@ fn copied_inputs(
 }
 
 /// Every value a task of one rank makes and a task of another reads, by name.
-fn crossings(graph: &SweepGraph, owner: &dyn Fn(NodeIndex) -> usize) -> HashMap<DataId, Crossing> {
+pub(super) fn crossings(
+    graph: &SweepGraph,
+    owner: &dyn Fn(NodeIndex) -> usize,
+) -> HashMap<DataId, Crossing> {
     let makers = makers(graph);
     let mut crossings: HashMap<DataId, Crossing> = HashMap::new();
     for edge in (&graph.graph).edge_references() {
@@ -163,7 +166,7 @@ fn local_readers(
 }
 
 /// A task of the rank's graph that moves `crossing`'s value: no flops, no device memory.
-fn moving_task(crossing: &Crossing, op: Op, device: usize) -> Task {
+pub(super) fn moving_task(crossing: &Crossing, op: Op, device: usize) -> Task {
     let (inputs, outputs) = match op {
         Op::Send => (vec![crossing.id], vec![]),
         _ => (vec![], vec![crossing.id]),
@@ -181,6 +184,7 @@ fn moving_task(crossing: &Crossing, op: Op, device: usize) -> Task {
         moved_bytes: crossing.bytes,
         lane: op.lane(),
         device,
+        rank: 0,
         step: crossing.step,
     }
 }

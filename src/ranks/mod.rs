@@ -9,7 +9,11 @@
 //! another rank has not reached for a value it has not made. A half-batch rewrite stays inside
 //! its rank: it splits a node of one device, and its halves still make the one value that the
 //! collective carries.
+//!
+//! The simulator replays the whole run of several ranks as one graph ([`across_nodes`]), with
+//! the values that cross ranks as messages on each node's network lane.
 
+mod across_nodes;
 mod exchange_plan;
 mod exchange_use;
 mod in_process;
@@ -21,6 +25,7 @@ mod network;
 mod transport;
 mod wire;
 
+pub use across_nodes::across_nodes;
 pub use exchange_plan::{Collective, Crossing, Exchange};
 pub use exchange_use::ExchangeUse;
 pub use in_process::InProcessRanks;

@@ -48,6 +48,9 @@ pub(super) struct Dispatcher {
     running: usize,
     /// Receive tasks started and not yet done (they wait on other ranks, not on this one).
     network_running: usize,
+    /// Whether receive tasks wait on other ranks (many run at once on the network lane), or
+    /// are messages a model times (one at a time on each rank's network lane).
+    receives_wait: bool,
     /// Tasks done.
     finished_count: usize,
     /// Polls of the lanes that timed out since the last report.
@@ -99,13 +102,14 @@ impl Dispatcher {
             rewrites: 0,
             running: 0,
             network_running: 0,
+            receives_wait: false,
             finished_count: 0,
             quiet_polls: 0,
             told_lanes: false,
             spilled: 0,
             waiting_on: vec![0; bound],
             finished: vec![false; bound],
-            lanes: LaneId::all(graph.devices),
+            lanes: LaneId::all(graph.devices, graph.ranks),
             ready: HashMap::new(),
             busy: HashMap::new(),
             compute_left: BTreeSet::new(),
@@ -163,6 +167,7 @@ impl Dispatcher {
     /// The loop of [`Dispatcher::run`].
     fn run_tasks(&mut self, lanes: &mut dyn Lanes) -> Result<()> {
         let mut failure: Option<Error> = None;
+        self.receives_wait = lanes.receives_wait_on_ranks();
         loop {
             if failure.is_none() && self.options.cancel.is_cancelled() {
                 failure = Some(Error::Interrupted);
@@ -245,7 +250,7 @@ impl Dispatcher {
     fn take_report(&mut self, report: Done, failure: &mut Option<Error>) {
         self.running -= 1;
         let task = self.graph.graph[report.node].clone();
-        if task.lane == Lane::Network {
+        if !self.exclusive(task.lane_id()) {
             self.network_running -= 1;
         }
         self.busy.insert(task.lane_id(), false);
@@ -316,6 +321,12 @@ impl Dispatcher {
         self.log.seconds_at(self.clock.now())
     }
 
+    /// True when `lane` runs one task at a time: every lane but a network lane whose receives
+    /// wait on other ranks.
+    fn exclusive(&self, lane: LaneId) -> bool {
+        lane.lane != Lane::Network || !self.receives_wait
+    }
+
     /// Tasks in the graph now (rewrites add one each).
     fn total_nodes(&self) -> usize {
         self.graph.graph.node_count()
@@ -345,7 +356,7 @@ impl Dispatcher {
                     Ok(blocks) => {
                         self.launch(lanes, node, blocks);
                         started += 1;
-                        if lane.lane != Lane::Network {
+                        if self.exclusive(lane) {
                             break;
                         }
                     }
@@ -361,7 +372,7 @@ impl Dispatcher {
     fn launch(&mut self, lanes: &mut dyn Lanes, node: NodeIndex, blocks: Vec<Block>) {
         let task = self.graph.graph[node].clone();
         let lane = task.lane_id();
-        let exclusive = lane.lane != Lane::Network;
+        let exclusive = self.exclusive(lane);
         if matches!(task.op, Op::Fetch { .. }) {
             self.fetched.start(&task);
         }

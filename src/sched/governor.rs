@@ -455,6 +455,7 @@ mod tests {
             moved_bytes: 0,
             lane: Lane::Compute,
             device: 0,
+            rank: 0,
             step: 0,
         }
     }

@@ -47,6 +47,11 @@ pub(super) trait Lanes {
     fn awaits_others(&self) -> bool {
         false
     }
+    /// True when a receive task waits for other ranks, so the network lane runs many at once;
+    /// false where a model times receives as messages through one network link.
+    fn receives_wait_on_ranks(&self) -> bool {
+        false
+    }
 }
 
 /// The server of the network lane, which runs with several ranks: it takes every receive task
@@ -69,17 +74,17 @@ pub(super) struct ThreadLanes<'env> {
 }
 
 impl<'env> ThreadLanes<'env> {
-    /// Starts a worker per lane of a node with `devices` devices in `scope`, running tasks with
-    /// `executor`; the network lane is `network`'s, when the run has several ranks.
+    /// Starts a worker per lane of `lanes` in `scope`, running tasks with `executor`; the
+    /// network lane is `network`'s, when the run has several ranks.
     pub fn start<'scope>(
         scope: &'scope Scope<'scope, 'env>,
         executor: &'env dyn Executor,
         network: Option<&'env dyn NetworkLane>,
-        devices: usize,
+        lanes: Vec<LaneId>,
     ) -> Self {
         let (done_tx, done) = unbounded::<Done>();
         let mut senders = HashMap::new();
-        for lane in LaneId::all(devices) {
+        for lane in lanes {
             let (tx, rx) = unbounded::<Job>();
             senders.insert(lane, tx);
             let done_tx = done_tx.clone();
@@ -105,6 +110,10 @@ impl Lanes for ThreadLanes<'_> {
 
     fn awaits_others(&self) -> bool {
         self.network.is_some_and(|n| n.awaits_others())
+    }
+
+    fn receives_wait_on_ranks(&self) -> bool {
+        self.network.is_some()
     }
 
     fn send(&mut self, job: Job) {

@@ -21,6 +21,8 @@ pub struct TaskEvent {
     pub lane: Lane,
     /// The device whose lane it ran on (0 for the node's shared lanes).
     pub device: usize,
+    /// The rank whose lanes it ran on (0 but in a simulation of several ranks).
+    pub rank: usize,
     /// Its site.
     pub site: usize,
     /// Its sweep step.
@@ -136,6 +138,7 @@ impl RunLog {
             op: task.op,
             lane: task.lane,
             device: task.lane_id().device,
+            rank: task.rank,
             site: task.site,
             step: task.step,
             cols: task.cols,

@@ -38,7 +38,7 @@ pub use stall::{StallCause, Stalls};
 use crate::cancel::CancelToken;
 use crate::device::Block;
 use crate::error::Result;
-use crate::graph::{SweepGraph, Task};
+use crate::graph::{LaneId, SweepGraph, Task};
 use crate::plan::Spare;
 use crate::store::{DiskRates, Value};
 use dispatcher::Dispatcher;
@@ -100,7 +100,12 @@ pub(crate) fn run(
     governor: Governor,
 ) -> Result<RunLog> {
     std::thread::scope(|scope| {
-        let mut lanes = ThreadLanes::start(scope, executor, network, graph.devices);
+        let mut lanes = ThreadLanes::start(
+            scope,
+            executor,
+            network,
+            LaneId::all(graph.devices, graph.ranks),
+        );
         let mut dispatcher = Dispatcher::new(graph, options, governor, Arc::new(WallClock));
         dispatcher.run(&mut lanes)
     })

@@ -29,6 +29,10 @@ pub struct MachineModel {
     /// Bytes per second of each lane that moves data: io (input and output cores), download,
     /// upload, collective (device to device), disk-write, disk-read.
     pub bytes_per_s: BTreeMap<String, f64>,
+    /// Seconds every message between nodes costs beyond its bytes, which go at
+    /// `bytes_per_s.network` (simulations of several ranks only).
+    #[serde(default)]
+    pub network_latency_s: f64,
     /// Seconds every task costs beyond its work (launch, bookkeeping).
     #[serde(default)]
     pub task_overhead_s: f64,
@@ -104,6 +108,12 @@ impl MachineModel {
                 return Err(format!("bytes_per_s.{key} must be positive, found {rate}"));
             }
         }
+        if !(self.network_latency_s.is_finite() && self.network_latency_s >= 0.0) {
+            return Err(format!(
+                "network_latency_s must be 0 or more, found {}",
+                self.network_latency_s
+            ));
+        }
         if !(self.task_overhead_s.is_finite() && self.task_overhead_s >= 0.0) {
             return Err(format!(
                 "task_overhead_s must be 0 or more, found {}",
@@ -114,6 +124,19 @@ impl MachineModel {
             model.check().map_err(|m| format!("compute[{i}].{m}"))?;
         }
         Ok(())
+    }
+
+    /// Fails unless the model rates the network between nodes (`bytes_per_s.network`), which
+    /// a simulation of several ranks needs.
+    pub fn check_network(&self) -> Result<()> {
+        match self.bytes_per_s.get(Lane::Network.name()) {
+            Some(_) => Ok(()),
+            None => Err(Error::Invalid(format!(
+                "machine model '{}' has no bytes_per_s.network, which a simulation of several \
+                 ranks needs (and network_latency_s, the seconds each message costs)",
+                self.name
+            ))),
+        }
     }
 
     /// The same machine with each disk lane no faster than its cap in `caps`.
@@ -201,7 +224,11 @@ impl TaskTimer for ModelTimer<'_> {
                     Some(model) => model.work_seconds(&task.work),
                     None => task.work.flops() / (machine.rate("qr") * 1e9),
                 };
-                work + task.moved_bytes as f64 / machine.lane_rate(task)
+                let latency = match task.lane {
+                    Lane::Network => machine.network_latency_s,
+                    _ => 0.0,
+                };
+                work + latency + task.moved_bytes as f64 / machine.lane_rate(task)
             }
         };
         machine.task_overhead_s + work
@@ -227,6 +254,7 @@ mod tests {
             name: "test".into(),
             gflops,
             bytes_per_s,
+            network_latency_s: 0.0,
             task_overhead_s: 0.0,
             kernel_overhead_s: BTreeMap::new(),
             compute: vec![],

@@ -22,6 +22,9 @@ use std::path::Path;
 const DEVICE: u32 = 1;
 /// Process id of the host.
 const HOST: u32 = 2;
+/// Process id of the host of rank 0 (rank `r`'s is `RANK_HOSTS + r`) in a simulation of
+/// several ranks.
+const RANK_HOSTS: u32 = 100_000;
 /// Thread id of the device's track of compute waits.
 const WAITS: u32 = 4;
 
@@ -33,18 +36,28 @@ fn device_pid(device: usize) -> u32 {
     }
 }
 
-/// The process and thread ids of `lane` of `device` (the host's, for the node's shared lanes).
-fn track(lane: Lane, device: usize) -> (u32, u32) {
+/// The process id of the host of `rank` (the host of a run of one process is rank 0's).
+fn host_pid(rank: usize) -> u32 {
+    match rank {
+        0 => HOST,
+        r => RANK_HOSTS + r as u32,
+    }
+}
+
+/// The process and thread ids of `lane` of `device` (the host's of `rank`, for the rank's
+/// shared lanes).
+fn track(lane: Lane, device: usize, rank: usize) -> (u32, u32) {
     let pid = device_pid(device);
+    let host = host_pid(rank);
     match lane {
         Lane::Compute => (pid, 1),
         Lane::Download => (pid, 2),
         Lane::Upload => (pid, 3),
         Lane::Collective => (pid, 5),
-        Lane::Io => (HOST, 1),
-        Lane::DiskWrite => (HOST, 2),
-        Lane::DiskRead => (HOST, 3),
-        Lane::Network => (HOST, 4),
+        Lane::Io => (host, 1),
+        Lane::DiskWrite => (host, 2),
+        Lane::DiskRead => (host, 3),
+        Lane::Network => (host, 4),
     }
 }
 
@@ -57,7 +70,7 @@ fn micros(seconds: f64) -> f64 {
 /// Nodes split by the memory governor are taken from the graph as the run left it.
 pub fn chrome_trace(graph: &SweepGraph, log: &RunLog) -> Value {
     let graph = log.graph_after.as_ref().unwrap_or(graph);
-    let mut events = names(graph.devices);
+    let mut events = names(graph.devices, graph.ranks);
     let arrivals = lane_waits(graph, log);
     let gaps: HashMap<_, f64> = arrivals
         .iter()
@@ -91,17 +104,24 @@ pub fn write_chrome_trace(path: &Path, graph: &SweepGraph, log: &RunLog) -> Resu
     write_whole(path, &text)
 }
 
-/// Metadata naming the processes and lanes of a node with `devices` devices.
-fn names(devices: usize) -> Vec<Value> {
-    let mut names = vec![
-        json!({"ph": "M", "name": "process_name", "pid": HOST, "tid": 0, "args": {"name": "host"}}),
-    ];
-    for id in LaneId::all(devices) {
-        let (pid, tid) = track(id.lane, id.device);
-        if id.lane == Lane::Compute {
+/// Metadata naming the processes and lanes of `devices` devices shared among `ranks` ranks.
+fn names(devices: usize, ranks: usize) -> Vec<Value> {
+    let mut names = vec![];
+    for id in LaneId::all(devices, ranks) {
+        let (pid, tid) = track(id.lane, id.device, id.rank);
+        let of_rank = match ranks {
+            1 => String::new(),
+            _ => format!(" of rank {}", id.rank),
+        };
+        let process = match id.lane {
+            Lane::Compute => Some(format!("device {}{of_rank}", id.device)),
+            Lane::Io => Some(format!("host{of_rank}")),
+            _ => None,
+        };
+        if let Some(name) = process {
             names.push(
                 json!({"ph": "M", "name": "process_name", "pid": pid, "tid": 0,
-                              "args": {"name": format!("device {}", id.device)}}),
+                              "args": {"name": name}}),
             );
         }
         names.push(
@@ -120,7 +140,7 @@ fn names(devices: usize) -> Vec<Value> {
 /// work and dispatch gap (compute tasks), and the seconds its backend primitives took by kind
 /// where the backend counted them.
 fn slice(graph: &SweepGraph, event: &TaskEvent, dispatch_gap: Option<&f64>) -> Value {
-    let (pid, tid) = track(event.lane, event.device);
+    let (pid, tid) = track(event.lane, event.device, event.rank);
     let seconds = event.end - event.start;
     let pass = graph.pass_of(event.op, event.step).name();
     let mut args = json!({"site": event.site, "step": event.step, "pass": pass});
@@ -193,7 +213,7 @@ fn memory_counters(log: &RunLog) -> Vec<Value> {
 
 /// What the memory governor did, as instant events on the device's compute track.
 fn governor_events(log: &RunLog) -> Vec<Value> {
-    let (pid, tid) = track(Lane::Compute, 0);
+    let (pid, tid) = track(Lane::Compute, 0, 0);
     log.governor
         .events
         .iter()
@@ -236,8 +256,8 @@ fn flows(waits: &[LaneWait]) -> Vec<Value> {
             wait.last_input.expect("a task that waited has an input"),
         );
         let id = arrows.len() / 2;
-        let (from_pid, from_tid) = track(producer.lane, producer.device);
-        let (to_pid, to_tid) = track(event.lane, event.device);
+        let (from_pid, from_tid) = track(producer.lane, producer.device, producer.rank);
+        let (to_pid, to_tid) = track(event.lane, event.device, event.rank);
         let from_ts = producer.end - 0.01 * (producer.end - producer.start);
         arrows.push(
             json!({"ph": "s", "name": "waited for", "cat": "dependency", "id": id,

@@ -184,7 +184,8 @@ fn names<K: std::hash::Hash + Eq>(
 }
 
 /// The lane name of every track of a trace, from its thread-name metadata; on several
-/// devices, a device's lanes are named after it ("device 1 compute").
+/// devices, a device's lanes are named after it ("device 1 compute"), and on several ranks a
+/// host's lanes after its rank ("host of rank 1 network").
 pub(super) fn lane_names(
     events: &[Value],
 ) -> std::result::Result<HashMap<(u64, u64), String>, String> {
@@ -201,6 +202,7 @@ pub(super) fn lane_names(
                 Some(device) if devices > 1 && device.starts_with("device ") => {
                     format!("{device} {lane}")
                 }
+                Some(host) if host.starts_with("host of rank ") => format!("{host} {lane}"),
                 _ => lane,
             };
             ((pid, tid), name)

@@ -1,0 +1,304 @@
+//! The simulator across ranks (`srcflow simulate --ranks`): the whole run as one graph in which
+//! each value that crosses ranks is a message on the reading rank's network lane, one message
+//! at a time, timed by the model's bandwidth and latency; every rank reads its own input cores;
+//! the exchanges it reports are those a run of as many ranks makes; and its trace has a host
+//! per rank.
+
+mod common;
+
+use common::{problem_dir, srcflow, stderr};
+use srcflow::graph::{GraphOptions, Lane, Op, SweepGraph};
+use srcflow::ranks::{across_nodes, ExchangeUse, InProcessRanks, RankGraph, RankLayout};
+use srcflow::sched::RunLog;
+use srcflow::sim::MachineModel;
+use srcflow::trace::{chrome_trace, TraceSummary};
+use srcflow::{Engine, EngineBuilder, Options, Report, Stack};
+use std::collections::BTreeMap;
+
+const DEVICES: usize = 4;
+const CHI_OUT: usize = 16;
+
+/// Random MPO · MPS on 10 sites.
+fn problem() -> Stack {
+    let spec = srcflow::gen::ProblemSpec {
+        sites: 10,
+        bond: 16,
+        mpo_bond: 3,
+        ..Default::default()
+    };
+    srcflow::gen::generate(srcflow::gen::ProblemKind::Random, &spec).unwrap()
+}
+
+fn options() -> Options {
+    Options {
+        graph: GraphOptions {
+            devices: DEVICES,
+            ..GraphOptions::new(CHI_OUT)
+        },
+        threads: DEVICES,
+        ..Options::new(CHI_OUT)
+    }
+}
+
+/// A machine computing at 10 GFLOP/s and moving 1 GB/s on every lane, with a network of
+/// `network` bytes per second and `latency` seconds per message.
+fn machine(network: f64, latency: f64) -> MachineModel {
+    let kernels = ["env", "sketch", "qr", "project", "first", "exact"];
+    let lanes = Lane::ALL.iter().filter(|&&l| l.modelled());
+    let mut bytes_per_s: BTreeMap<String, f64> =
+        lanes.map(|l| (l.name().to_string(), 1e9)).collect();
+    bytes_per_s.insert("network".into(), network);
+    MachineModel {
+        name: "test machine".into(),
+        gflops: kernels.iter().map(|k| (k.to_string(), 10.0)).collect(),
+        bytes_per_s,
+        network_latency_s: latency,
+        task_overhead_s: 1e-5,
+        kernel_overhead_s: BTreeMap::new(),
+        compute: vec![],
+        assumed: false,
+        device_has_own_memory: false,
+        notes: vec![],
+    }
+}
+
+/// The graph of `problem` on [`DEVICES`] devices, as `ranks` ranks run it.
+fn graph_of(ranks: usize) -> SweepGraph {
+    let graph = SweepGraph::build(&problem().shape(), &options().graph).unwrap();
+    across_nodes(&graph, ranks).unwrap()
+}
+
+/// Simulates the graph of `ranks` ranks on `machine`.
+fn simulate(ranks: usize, machine: &MachineModel) -> (Report, RunLog, SweepGraph) {
+    let graph = graph_of(ranks);
+    let (report, log) = Engine::new(options())
+        .unwrap()
+        .simulate(&graph, machine)
+        .unwrap();
+    (report, log, graph)
+}
+
+#[test]
+fn values_cross_ranks_only_as_messages_and_every_rank_reads_its_own_inputs() {
+    for ranks in [2, 3] {
+        let whole = graph_of(ranks);
+        assert_eq!(whole.ranks, ranks);
+        let layout = RankLayout::new(0, ranks, DEVICES).unwrap();
+        let mut messages = 0;
+        for edge in whole.graph.edge_indices() {
+            let (from, to) = whole.graph.edge_endpoints(edge).unwrap();
+            let (from, to) = (&whole.graph[from], &whole.graph[to]);
+            for task in [from, to] {
+                assert_eq!(task.rank, layout.owner(task.device, DEVICES), "{task}");
+            }
+            if from.rank == to.rank {
+                continue;
+            }
+            let input = matches!(from.op, Op::ReadSite { .. } | Op::UploadPart);
+            assert!(
+                input || (from.op == Op::Send && to.op == Op::Receive),
+                "{ranks} ranks: {from} feeds {to} across ranks"
+            );
+            if input {
+                // The reader also waits for its own rank's copy of the input task.
+                let copy = whole
+                    .graph
+                    .neighbors_directed(
+                        whole.graph.edge_endpoints(edge).unwrap().1,
+                        petgraph::Direction::Incoming,
+                    )
+                    .map(|n| &whole.graph[n])
+                    .find(|t| t.op == from.op && t.rank == to.rank && t.site == from.site);
+                assert!(copy.is_some(), "{ranks} ranks: {to} has no copy of {from}");
+            } else {
+                messages += 1;
+                assert_eq!(to.lane, Lane::Network);
+                assert_eq!(to.device, layout.devices_of(to.rank, DEVICES).start);
+            }
+        }
+        assert!(messages > 0, "{ranks} ranks exchange nothing");
+    }
+}
+
+/// Every receive of `log` on `rank`, as (start, end, bytes), in start order.
+fn receives(log: &RunLog, rank: usize) -> Vec<(f64, f64, u64)> {
+    let mut received: Vec<_> = log
+        .events
+        .iter()
+        .filter(|e| e.op == Op::Receive && e.rank == rank)
+        .map(|e| (e.start, e.end, e.bytes))
+        .collect();
+    received.sort_by(|a, b| a.0.total_cmp(&b.0));
+    received
+}
+
+#[test]
+fn each_rank_receives_one_message_at_a_time_at_the_models_bandwidth_and_latency() {
+    let (network, latency) = (1e6, 1e-3);
+    let (report, log, graph) = simulate(2, &machine(network, latency));
+    assert_eq!(log.events.len(), graph.graph.node_count());
+    for rank in 0..2 {
+        let received = receives(&log, rank);
+        assert!(!received.is_empty());
+        for pair in received.windows(2) {
+            assert!(
+                pair[1].0 >= pair[0].1 - 1e-9,
+                "rank {rank}: {pair:?} overlap"
+            );
+        }
+        for &(start, end, bytes) in &received {
+            let modelled = 1e-5 + latency + bytes as f64 / network;
+            assert!(
+                (end - start - modelled).abs() < 1e-8,
+                "{end} - {start} vs {modelled}"
+            );
+        }
+        let busy: f64 = received.iter().map(|r| r.1 - r.0).sum();
+        assert!(report.wall_s >= busy);
+    }
+}
+
+#[test]
+fn a_slow_network_slows_several_ranks_and_a_fast_one_costs_little() {
+    // Without fixed costs per task, which the sends and receives on the chain of each site
+    // would add.
+    let fast = MachineModel {
+        task_overhead_s: 0.0,
+        ..machine(1e15, 0.0)
+    };
+    let one = simulate(1, &fast).0.wall_s;
+    let two_fast = simulate(2, &fast).0.wall_s;
+    let two_slow = simulate(2, &machine(1e5, 1e-3)).0.wall_s;
+    assert!(
+        two_fast <= 1.2 * one,
+        "two ranks on a fast network take {two_fast} s, one {one} s"
+    );
+    assert!(
+        two_slow > 2.0 * two_fast,
+        "a slow network: {two_slow} s, a fast one {two_fast} s"
+    );
+}
+
+#[test]
+fn the_simulated_exchanges_are_those_a_run_of_as_many_ranks_makes() {
+    let ranks = 2;
+    let stack = problem();
+    let mut runs = vec![];
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = InProcessRanks::group(ranks)
+            .into_iter()
+            .map(|transport| {
+                let stack = &stack;
+                scope.spawn(move || {
+                    let options = Options {
+                        threads: 2,
+                        ..options()
+                    };
+                    let engine = EngineBuilder::new(options).ranks(transport).build();
+                    engine.and_then(|e| e.run(stack)).unwrap()
+                })
+            })
+            .collect();
+        runs = handles.into_iter().map(|h| h.join().unwrap()).collect();
+    });
+    let ran = &runs[0].report.network;
+    let graph = SweepGraph::build(&stack.shape(), &options().graph).unwrap();
+    let layout = RankLayout::new(0, ranks, DEVICES).unwrap();
+    let exchanges = RankGraph::of(&graph, layout).exchanges;
+    let (_, log, whole) = simulate(ranks, &machine(1e9, 1e-6));
+    let simulated = ExchangeUse::simulated(&exchanges, &whole, &log);
+    let kinds = |uses: &[ExchangeUse]| -> Vec<(String, usize, u64)> {
+        uses.iter()
+            .map(|u| (u.what.clone(), u.count, u.bytes))
+            .collect()
+    };
+    assert_eq!(kinds(&simulated), kinds(ran));
+    let gathers = simulated
+        .iter()
+        .find(|u| u.what == "sketch blocks (gather)");
+    assert!(gathers.unwrap().seconds > 0.0, "{simulated:?}");
+}
+
+#[test]
+fn the_trace_has_a_host_per_rank_and_the_report_reads_it() {
+    let (_, log, graph) = simulate(2, &machine(1e9, 1e-6));
+    let trace = chrome_trace(&graph, &log);
+    let events = trace["traceEvents"].as_array().unwrap();
+    let processes: Vec<&str> = events
+        .iter()
+        .filter(|e| e["name"] == "process_name")
+        .map(|e| e["args"]["name"].as_str().unwrap())
+        .collect();
+    for name in ["host of rank 0", "host of rank 1", "device 3 of rank 1"] {
+        assert!(processes.contains(&name), "{processes:?}");
+    }
+    let summary = TraceSummary::of(&trace).unwrap();
+    let lanes: Vec<&str> = summary.lanes.iter().map(|l| l.lane.as_str()).collect();
+    for lane in ["host of rank 0 network", "host of rank 1 io"] {
+        assert!(lanes.contains(&lane), "{lanes:?}");
+    }
+}
+
+#[test]
+fn a_model_without_a_network_and_too_few_devices_are_refused_by_name() {
+    let mut model = machine(1e9, 0.0);
+    model.bytes_per_s.remove("network");
+    let err = model.check_network().unwrap_err().to_string();
+    assert!(err.contains("bytes_per_s.network"), "{err}");
+    let graph = SweepGraph::build(&problem().shape(), &options().graph).unwrap();
+    let err = across_nodes(&graph, DEVICES + 1).unwrap_err().to_string();
+    assert!(err.contains("5 ranks need at least 5 devices"), "{err}");
+    let err = across_nodes(&graph, 0).unwrap_err().to_string();
+    assert!(err.contains("at least one rank"), "{err}");
+}
+
+#[test]
+fn simulate_ranks_reports_the_network_and_refuses_bad_ranks_and_models_by_name() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = problem_dir(tmp.path());
+    let model = concat!(env!("CARGO_MANIFEST_DIR"), "/graphs/leonardo-a100.json");
+    let trace = tmp.path().join("trace.json");
+    let simulate = |ranks: &str, model: &str| {
+        srcflow(&["simulate", &dir, "--chi-out", "32", "--devices", "4"])
+            .args(["--ranks", ranks, "--model", model, "--json", "--trace"])
+            .arg(&trace)
+            .output()
+            .unwrap()
+    };
+    let done = simulate("2", model);
+    assert!(done.status.success(), "{}", stderr(&done));
+    let report: serde_json::Value = serde_json::from_slice(&done.stdout).unwrap();
+    let kinds: Vec<&str> = report["network"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|u| u["what"].as_str().unwrap())
+        .collect();
+    assert!(kinds.contains(&"S parts (all-gather)"), "{kinds:?}");
+    assert!(std::fs::read_to_string(&trace)
+        .unwrap()
+        .contains("host of rank 1"));
+    std::fs::remove_file(&trace).unwrap();
+    let mut unnetworked: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(model).unwrap()).unwrap();
+    unnetworked["bytes_per_s"]
+        .as_object_mut()
+        .unwrap()
+        .remove("network");
+    let path = tmp.path().join("no-network.json");
+    std::fs::write(&path, unnetworked.to_string()).unwrap();
+    for (ranks, model, says) in [
+        ("2", path.to_str().unwrap(), "no-network.json"),
+        ("2", path.to_str().unwrap(), "bytes_per_s.network"),
+        ("0", model, "at least one rank"),
+        ("5", model, "5 ranks need at least 5 devices"),
+    ] {
+        let refused = simulate(ranks, model);
+        let message = stderr(&refused);
+        assert!(
+            !refused.status.success() && message.contains(says),
+            "{message}"
+        );
+        assert!(!trace.exists(), "no trace on an error");
+    }
+}
