@@ -5,7 +5,7 @@
 use super::problem_args::ProblemArgs;
 use super::{print_report, ReportStyle};
 use clap::Args;
-use srcflow::ranks::{across_nodes, ExchangeUse, RankGraph, RankLayout};
+use srcflow::ranks::{across_nodes, ExchangeUse};
 use srcflow::sim::MachineModel;
 use srcflow::trace::write_chrome_trace;
 use srcflow::{Error, Result};
@@ -43,14 +43,12 @@ pub fn run(args: SimulateArgs) -> Result<()> {
     let (mut graph, _) = engine.prepare_on(problem.shape(), &machine)?;
     let mut exchanges = vec![];
     if args.ranks != 1 {
-        let whole = across_nodes(&graph, args.ranks)?;
+        let ranked = across_nodes(&graph, args.ranks)?;
         machine.check_network().map_err(|e| Error::Manifest {
             path: args.model.clone(),
             message: e.to_string(),
         })?;
-        let layout = RankLayout::new(0, args.ranks, graph.devices)?;
-        exchanges = RankGraph::of(&graph, layout).exchanges;
-        graph = whole;
+        (graph, exchanges) = (ranked.graph, ranked.exchanges);
     }
     let (mut report, log) = engine.simulate(&graph, &machine)?;
     report.network = ExchangeUse::simulated(&exchanges, &graph, &log);

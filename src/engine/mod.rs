@@ -363,6 +363,9 @@ impl Engine {
     /// by the tiering's disk bandwidth). Returns the report and log of the modelled run.
     pub fn simulate(&self, graph: &SweepGraph, machine: &MachineModel) -> Result<(Report, RunLog)> {
         machine.validate()?;
+        if graph.ranks > 1 {
+            machine.check_network()?;
+        }
         let machine = machine.clone().with_disk_caps(self.tiering.disk_rates);
         let (sched, governor, _) = self.schedule(graph, DeviceMemory::Simulated)?;
         let threads = self.threads_per_device();

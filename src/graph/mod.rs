@@ -55,11 +55,11 @@ pub struct SweepGraph {
     /// (before the left-edge trim, [`SweepGraph::left_edge`]).
     pub out_bonds: Vec<usize>,
     /// Devices the sweep is shared between.
-    #[serde(default = "one_device")]
+    #[serde(default = "one")]
     pub devices: usize,
     /// Ranks (nodes) the devices are shared among, each with io, disk and network lanes of its
     /// own: 1 but in a simulation of several ([`crate::ranks::across_nodes`]).
-    #[serde(default = "one_device")]
+    #[serde(default = "one")]
     pub ranks: usize,
     /// The prefetch window (sweep steps) the planner placed the environments for, when it
     /// narrowed the policy's to fit the budgets; the scheduler fetches ahead no further.
@@ -83,7 +83,7 @@ pub fn capped_chi_out(chi_out: usize, asked: Option<usize>) -> Option<String> {
 }
 
 /// The device (and rank) count of graphs saved before devices (and ranks) were counted.
-fn one_device() -> usize {
+fn one() -> usize {
     1
 }
 

@@ -2,24 +2,36 @@
 //! that the simulator replays. Each task runs on its device's rank, and each rank has io, disk
 //! and network lanes of its own. A value that crosses ranks leaves through a send task on the
 //! download lane of the device that makes it, and arrives as one message through a receive
-//! task on the network lane of each rank that reads it. Every rank reads the input cores that
-//! its tasks read.
+//! task on the network lane of each rank that reads it; the exchanges run one after another,
+//! in the order every rank derives. Every rank reads the input cores that its tasks read.
 
+use super::exchange_plan::exchanges;
 use super::localize::{brings_input, crossings, moving_task};
-use super::{Crossing, RankLayout};
+use super::{Crossing, Exchange, RankLayout};
 use crate::error::{Error, Result};
-use crate::graph::{Op, SweepGraph};
-use petgraph::stable_graph::NodeIndex;
+use crate::graph::{DataId, Op, SweepGraph};
+use petgraph::stable_graph::{EdgeIndex, NodeIndex};
 use petgraph::visit::{EdgeRef, IntoEdgeReferences};
 use petgraph::Direction;
 use std::collections::{BTreeMap, HashMap};
 
+/// The run of several ranks as one graph, with the exchanges a run of as many ranks makes.
+#[derive(Clone, Debug)]
+pub struct AcrossNodes {
+    /// The whole sweep with every task on its rank, the messages between ranks, and each
+    /// rank's copies of the input tasks its tasks read.
+    pub graph: SweepGraph,
+    /// Every exchange of the run, in the order the ranks run them.
+    pub exchanges: Vec<Exchange>,
+}
+
 /// `graph` (the whole sweep, as every rank builds it) as `ranks` ranks run it, in one graph.
 ///
-/// Its send and receive tasks and its ranks' copies of input reads are timing only: they read
-/// the value (receives) or nothing (copies) rather than make it. The tasks after them read the
-/// value that its maker wrote, and wait for the message or the copy.
-pub fn across_nodes(graph: &SweepGraph, ranks: usize) -> Result<SweepGraph> {
+/// Its send and receive tasks and its ranks' copies of input tasks are timing only: they read
+/// the value (sends and receives) or nothing (copies) rather than make it. The tasks after them
+/// read the value that its maker wrote, and wait for the message or the copy (and, for a
+/// copy, for the maker too).
+pub fn across_nodes(graph: &SweepGraph, ranks: usize) -> Result<AcrossNodes> {
     if ranks == 0 {
         return Err(Error::Invalid(
             "a run needs at least one rank, found 0".into(),
@@ -32,52 +44,84 @@ pub fn across_nodes(graph: &SweepGraph, ranks: usize) -> Result<SweepGraph> {
     for node in graph.graph.node_indices() {
         whole.graph[node].rank = owner(node);
     }
-    let mut crossings: Vec<Crossing> = crossings(graph, &owner).into_values().collect();
-    crossings.sort_by_key(|c| (c.step, c.maker.index()));
-    for crossing in &crossings {
-        add_messages(&mut whole, graph, crossing, &layout, &owner);
+    let exchanges = exchanges(graph, &crossings(graph, &owner));
+    let by_value = edges_by_value(graph);
+    let mut receives = Vec::new();
+    for exchange in &exchanges {
+        let messages = exchange.values.iter().flat_map(|crossing| {
+            add_messages(&mut whole, &by_value[&crossing.id], crossing, &owner)
+        });
+        receives.push(messages.collect());
     }
+    chain_exchanges(&mut whole, &receives);
     read_inputs_on_every_rank(&mut whole, graph, &owner);
-    Ok(whole)
+    Ok(AcrossNodes {
+        graph: whole,
+        exchanges,
+    })
+}
+
+/// The edges of `graph` by the value they carry.
+fn edges_by_value(graph: &SweepGraph) -> HashMap<DataId, Vec<EdgeIndex>> {
+    let mut edges: HashMap<DataId, Vec<EdgeIndex>> = HashMap::new();
+    for edge in (&graph.graph).edge_references() {
+        edges.entry(*edge.weight()).or_default().push(edge.id());
+    }
+    edges
 }
 
 /// Adds `crossing`'s send task and a receive task on each rank that reads it, before that
-/// rank's readers (in place of their edges from the value's makers).
+/// rank's readers (in place of their `edges` from the value's makers); returns the receives.
 fn add_messages(
     whole: &mut SweepGraph,
-    graph: &SweepGraph,
+    edges: &[EdgeIndex],
     crossing: &Crossing,
-    layout: &RankLayout,
     owner: &dyn Fn(NodeIndex) -> usize,
-) {
+) -> Vec<NodeIndex> {
     let id = crossing.id;
+    // Every edge from a maker, before any is removed (a removed edge's index may be reused).
+    let from_makers: Vec<(EdgeIndex, NodeIndex)> = edges
+        .iter()
+        .map(|&edge| (edge, whole.graph.edge_endpoints(edge).expect("an edge")))
+        .filter(|(_, (source, _))| crossing.makers.contains(source))
+        .map(|(edge, (_, reader))| (edge, reader))
+        .collect();
     let mut send = moving_task(crossing, Op::Send, crossing.device);
     send.rank = crossing.from;
     let send = whole.graph.add_node(send);
     for &maker in &crossing.makers {
         whole.graph.add_edge(maker, send, id);
     }
+    let mut receives = vec![];
     for &to in &crossing.to {
-        let mut receive = moving_task(
-            crossing,
-            Op::Receive,
-            layout.devices_of(to, graph.devices).start,
-        );
+        let mut readers: Vec<NodeIndex> = vec![];
+        for &(edge, reader) in from_makers.iter().filter(|(_, r)| owner(*r) == to) {
+            whole.graph.remove_edge(edge);
+            readers.push(reader);
+        }
+        readers.sort();
+        readers.dedup();
+        let mut receive = moving_task(crossing, Op::Receive, whole.graph[readers[0]].device);
         (receive.inputs, receive.outputs, receive.rank) = (vec![id], vec![], to);
         let receive = whole.graph.add_node(receive);
         whole.graph.add_edge(send, receive, id);
-        let from_makers = (&graph.graph)
-            .edge_references()
-            .filter(|e| *e.weight() == id && crossing.makers.contains(&e.source()));
-        let edges: Vec<_> = from_makers.filter(|e| owner(e.target()) == to).collect();
-        for edge in &edges {
-            whole.graph.remove_edge(edge.id());
-        }
-        let mut readers: Vec<NodeIndex> = edges.iter().map(|e| e.target()).collect();
-        readers.sort();
-        readers.dedup();
         for reader in readers {
             whole.graph.add_edge(receive, reader, id);
+        }
+        receives.push(receive);
+    }
+    receives
+}
+
+/// Makes every receive of each exchange wait for every receive of the exchange before it: the
+/// ranks run their collectives one after another, in one order.
+fn chain_exchanges(whole: &mut SweepGraph, receives: &[Vec<NodeIndex>]) {
+    for pair in receives.windows(2) {
+        for &before in &pair[0] {
+            let id = whole.graph[before].inputs[0];
+            for &after in &pair[1] {
+                whole.graph.add_edge(before, after, id);
+            }
         }
     }
 }
@@ -96,43 +140,47 @@ fn read_inputs_on_every_rank(
         .filter(|&n| brings_input(&graph.graph[n]))
         .collect();
     inputs.sort_by_key(|&n| (graph.graph[n].op != Op::UploadPart, n.index()));
-    let mut copies: HashMap<(NodeIndex, usize), NodeIndex> = HashMap::new();
+    let mut copies: HashMap<NodeIndex, Vec<(usize, NodeIndex)>> = HashMap::new();
     for input in inputs {
-        let home = owner(input);
-        let mut readers: BTreeMap<usize, Vec<(NodeIndex, usize)>> = BTreeMap::new();
-        for edge in graph.graph.edges_directed(input, Direction::Outgoing) {
-            let reader = edge.target();
-            if owner(reader) != home {
-                let device = graph.graph[reader].device;
-                readers
-                    .entry(owner(reader))
-                    .or_default()
-                    .push((reader, device));
-            }
-            for (&(of, rank), &copy) in &copies {
-                if of == reader {
-                    let device = whole.graph[copy].device;
-                    readers.entry(rank).or_default().push((copy, device));
-                }
-            }
-        }
-        for (rank, mut readers) in readers {
-            readers.sort();
-            readers.dedup();
-            let source = if rank == home {
+        let id = graph.graph[input].outputs[0];
+        for (rank, readers) in readers_by_rank(graph, input, owner, &copies) {
+            let source = if rank == owner(input) {
                 input
             } else {
                 let mut copy = graph.graph[input].clone();
                 (copy.inputs, copy.outputs, copy.peak_bytes) = (vec![], vec![], 0);
-                (copy.rank, copy.device) = (rank, readers[0].1);
+                (copy.rank, copy.device) = (rank, whole.graph[readers[0]].device);
                 let copy = whole.graph.add_node(copy);
-                copies.insert((input, rank), copy);
+                copies.entry(input).or_default().push((rank, copy));
                 copy
             };
-            let id = graph.graph[input].outputs[0];
-            for (reader, _) in readers {
+            for reader in readers {
                 whole.graph.add_edge(source, reader, id);
             }
         }
     }
+}
+
+/// The tasks that read `input`'s value on each rank but its own, and the copies of those
+/// tasks that each rank has (in `copies`, by the task copied), in node order.
+fn readers_by_rank(
+    graph: &SweepGraph,
+    input: NodeIndex,
+    owner: &dyn Fn(NodeIndex) -> usize,
+    copies: &HashMap<NodeIndex, Vec<(usize, NodeIndex)>>,
+) -> BTreeMap<usize, Vec<NodeIndex>> {
+    let mut readers: BTreeMap<usize, Vec<NodeIndex>> = BTreeMap::new();
+    for reader in graph.graph.neighbors_directed(input, Direction::Outgoing) {
+        if owner(reader) != owner(input) {
+            readers.entry(owner(reader)).or_default().push(reader);
+        }
+        for &(rank, copy) in copies.get(&reader).into_iter().flatten() {
+            readers.entry(rank).or_default().push(copy);
+        }
+    }
+    for nodes in readers.values_mut() {
+        nodes.sort();
+        nodes.dedup();
+    }
+    readers
 }

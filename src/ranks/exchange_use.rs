@@ -38,7 +38,8 @@ impl ExchangeUse {
 
     /// What each kind of `exchanges` did in a simulated run of several ranks (`log`, of the
     /// graph [`super::across_nodes`] made, `whole`): counts and bytes as a run reports them,
-    /// and the seconds rank 0's network lane spent receiving their values.
+    /// and the seconds rank 0's network lane spent receiving their values (the model's
+    /// messages, which wait for no other rank).
     pub fn simulated(exchanges: &[Exchange], whole: &SweepGraph, log: &RunLog) -> Vec<Self> {
         let mut kind_of_value: HashMap<DataId, String> = HashMap::new();
         let mut uses: BTreeMap<String, ExchangeUse> = BTreeMap::new();
@@ -59,10 +60,10 @@ impl ExchangeUse {
         let ran = log.graph_after.as_ref().unwrap_or(whole);
         for event in &log.events {
             let task = &ran.graph[event.node];
-            if event.op == Op::Receive && event.rank == 0 {
-                let used = uses.get_mut(&kind_of_value[&task.inputs[0]]);
-                used.expect("every value received crosses in an exchange")
-                    .seconds += event.end - event.start;
+            let kind = task.inputs.first().and_then(|id| kind_of_value.get(id));
+            if let (Op::Receive, 0, Some(kind)) = (event.op, event.rank, kind) {
+                let used = uses.get_mut(kind).expect("a kind of the exchanges");
+                used.seconds += event.end - event.start;
             }
         }
         uses.into_values().collect()

@@ -25,7 +25,7 @@ mod network;
 mod transport;
 mod wire;
 
-pub use across_nodes::across_nodes;
+pub use across_nodes::{across_nodes, AcrossNodes};
 pub use exchange_plan::{Collective, Crossing, Exchange};
 pub use exchange_use::ExchangeUse;
 pub use in_process::InProcessRanks;

@@ -126,6 +126,7 @@ impl Dispatcher {
         };
         for node in graph.graph.node_indices() {
             let task = &graph.graph[node];
+            debug_assert!(d.lanes.contains(&task.lane_id()), "{task} has no lane");
             if task.lane == Lane::Compute {
                 d.compute_left.insert((task.step, node.index()));
                 *d.flops_left.entry(task.step).or_default() += task.flops;

@@ -40,14 +40,14 @@ impl LaneWait<'_> {
 /// order of start.
 pub(super) fn lane_waits<'a>(graph: &SweepGraph, log: &'a RunLog) -> Vec<LaneWait<'a>> {
     let by_node: HashMap<_, &TaskEvent> = log.events.iter().map(|e| (e.node, e)).collect();
-    let mut lane_free: HashMap<(Lane, usize), f64> = HashMap::new();
+    let mut lane_free: HashMap<(Lane, usize, usize), f64> = HashMap::new();
     let mut ordered: Vec<&TaskEvent> = log.events.iter().collect();
     ordered.sort_by(|a, b| a.start.total_cmp(&b.start));
     ordered
         .into_iter()
         .map(|event| LaneWait {
             event,
-            lane_free: lane_free.insert((event.lane, event.device), event.end),
+            lane_free: lane_free.insert((event.lane, event.rank, event.device), event.end),
             last_input: graph
                 .graph
                 .edges_directed(event.node, Direction::Incoming)
@@ -55,4 +55,49 @@ pub(super) fn lane_waits<'a>(graph: &SweepGraph, log: &'a RunLog) -> Vec<LaneWai
                 .max_by(|a, b| a.end.total_cmp(&b.end)),
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::lane_waits;
+    use crate::gen::{generate, ProblemKind, ProblemSpec};
+    use crate::graph::{GraphOptions, Lane, SweepGraph};
+    use crate::sim::MachineModel;
+    use crate::{Engine, Options};
+
+    #[test]
+    fn each_ranks_shared_lanes_come_free_on_their_own() {
+        let spec = ProblemSpec {
+            sites: 8,
+            bond: 16,
+            ..ProblemSpec::default()
+        };
+        let stack = generate(ProblemKind::Random, &spec).unwrap().shape();
+        let options = Options {
+            graph: GraphOptions {
+                devices: 2,
+                ..GraphOptions::new(16)
+            },
+            ..Options::new(16)
+        };
+        let graph = SweepGraph::build(&stack, &options.graph).unwrap();
+        let whole = crate::ranks::across_nodes(&graph, 2).unwrap().graph;
+        let mut machine: MachineModel = serde_json::from_str(include_str!(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/graphs/leonardo-a100.json"
+        )))
+        .unwrap();
+        machine.bytes_per_s.insert("io".into(), 1e6);
+        let (_, log) = Engine::new(options)
+            .unwrap()
+            .simulate(&whole, &machine)
+            .unwrap();
+        let shared = |lane: Lane| !lane.per_device();
+        let waits = lane_waits(&whole, &log);
+        let on_shared = waits.iter().filter(|w| shared(w.event.lane));
+        for wait in on_shared {
+            let free = wait.lane_free.unwrap_or(0.0);
+            assert!(free <= wait.event.start + 1e-9, "{:?}", wait.event);
+        }
+    }
 }
