@@ -200,3 +200,23 @@ fn a_rank_refusing_its_arguments_fails_every_rank() {
         "--out was written"
     );
 }
+
+#[test]
+fn a_traced_run_of_three_ranks_writes_one_trace_of_every_rank() {
+    let dir = tempfile::tempdir().unwrap();
+    let (problem, out) = (dir.path().join("problem"), dir.path().join("out"));
+    write_stack(&problem, &common::problem()).unwrap();
+    let trace = dir.path().join("trace.json");
+    let extra = ["--trace".to_string(), trace.display().to_string()];
+    let ran = mpirun(3, &run_args(&problem, &out, &extra));
+    assert!(ran.status.success(), "{}", stderr(&ran));
+    let written: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&trace).unwrap()).unwrap();
+    common::check_rank_trace(&written, 3, DEVICES);
+    let report = srcflow(&["report", trace.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(report.status.success(), "{}", stderr(&report));
+    let printed = String::from_utf8_lossy(&report.stdout);
+    assert!(printed.contains("host of rank 2 network"), "{printed}");
+}

@@ -348,7 +348,10 @@ fn report_sums_a_trace_like_the_run_report() {
     let share = |s: &str| qr[s].as_f64().unwrap();
     let factorization = share("factorization_share");
     assert!(factorization > 0.05, "{qr}");
-    assert!(factorization > share("gemm_share") + share("copy_share"), "{qr}");
+    assert!(
+        factorization > share("gemm_share") + share("copy_share"),
+        "{qr}"
+    );
     for k in kernels {
         let shares =
             ["gemm_share", "factorization_share", "copy_share"].map(|s| k[s].as_f64().unwrap());

@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{assert_empty, budgets_for_every_tier_of, engine_for, PLENTY};
+use common::{assert_empty, budgets_for_every_tier_of, check_rank_trace, engine_for, PLENTY};
 use srcflow::device::{DeviceFault, DeviceOptions, OomFault};
 use srcflow::engine::Tiering;
 use srcflow::gen::{random_mpo, random_mps};
@@ -12,7 +12,7 @@ use srcflow::graph::{DataId, GraphOptions, Op, SweepGraph};
 use srcflow::ops::distance;
 use srcflow::plan::Budgets;
 use srcflow::ranks::{Collective, InProcessRanks, RankGraph, RankLayout};
-use srcflow::{EngineBuilder, Error, Layer, Options, Run, Stack, Train};
+use srcflow::{Engine, EngineBuilder, Error, Layer, Options, Run, Stack, Train};
 use std::collections::HashSet;
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -77,17 +77,28 @@ fn run_ranks(
     stack: &Stack,
     tiering: impl Fn(usize) -> Tiering,
 ) -> Vec<srcflow::Result<Run>> {
+    run_ranks_then(ranks, options, stack, tiering, |_, run| Ok(run))
+}
+
+/// Like [`run_ranks`], with each rank's result what `then` makes of its engine and run.
+fn run_ranks_then<T: Send + 'static>(
+    ranks: usize,
+    options: Options,
+    stack: &Stack,
+    tiering: impl Fn(usize) -> Tiering,
+    then: fn(&Engine, Run) -> srcflow::Result<T>,
+) -> Vec<srcflow::Result<T>> {
     let (done, results) = std::sync::mpsc::channel();
     for (rank, transport) in InProcessRanks::group(ranks).into_iter().enumerate() {
         let (tiering, stack, done) = (tiering(rank), stack.clone(), done.clone());
         std::thread::spawn(move || {
             let threads = options.threads.div_ceil(ranks);
-            let run = EngineBuilder::new(Options { threads, ..options })
+            let engine = EngineBuilder::new(Options { threads, ..options })
                 .tiering(tiering)
                 .ranks(transport)
                 .trace(true)
-                .build()
-                .and_then(|engine| engine.run(&stack));
+                .build();
+            let run = engine.and_then(|engine| then(&engine, engine.run(&stack)?));
             let _ = done.send((rank, run));
         });
     }
@@ -187,6 +198,25 @@ fn ranks_agree_out_of_core_and_with_out_of_memory_faults_on_one_rank() {
         }
         assert_empty(scratch.path());
     }
+}
+
+#[test]
+fn rank_0_joins_every_ranks_trace_into_one() {
+    let options = on_devices(3, 12, Some(2));
+    let traces = run_ranks_then(
+        3,
+        options,
+        &mpo_mps(),
+        |_| Tiering::default(),
+        |engine, run| engine.whole_trace(&run.graph, run.log.as_ref().expect("a log")),
+    );
+    let traces: Vec<_> = traces.into_iter().map(|t| t.unwrap()).collect();
+    assert!(
+        traces[1..].iter().all(Option::is_none),
+        "only rank 0 has the trace"
+    );
+    let trace = traces[0].as_ref().expect("rank 0 has the trace");
+    check_rank_trace(trace, 3, 3);
 }
 
 /// True when a half-batch node of the run (a governor's rewrite) makes a value that a send

@@ -10,9 +10,9 @@ use srcflow::io::{existing_parent, fresh_path, OutputDir};
 use srcflow::ranks::Transport;
 use srcflow::sched::{RunLog, SweepProgressBar};
 use srcflow::store::clean_stale;
-use srcflow::trace::{write_chrome_trace, write_whole};
+use srcflow::trace::write_whole;
 use srcflow::Result;
-use srcflow::SweepGraph;
+use srcflow::{Engine, SweepGraph};
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -80,8 +80,9 @@ fn run_writing(args: RunArgs, ranks: Option<Arc<dyn Transport>>) -> Result<()> {
     let ran = engine.run_graph_logged(&graph, &problem, &output);
     bar.finish();
     let (report, log) = ran?;
-    let written =
-        write_extras(&args.trace, &args.graph_out, &graph, &log).and_then(|()| output.commit());
+    let written = whole_trace(&engine, &args.trace, &graph, &log)
+        .and_then(|trace| write_extras(&args.trace, trace, &args.graph_out, &graph, &log))
+        .and_then(|()| output.commit());
     let written = match &ranks {
         Some(ranks) => tell_other_ranks(&**ranks, written),
         None => written,
@@ -107,7 +108,8 @@ fn run_helping(args: RunArgs, ranks: Arc<dyn Transport>) -> Result<()> {
     let engine = engine.ranks(Arc::clone(&ranks)).cancel(cancel).build()?;
     let (graph, _) = engine.prepare(problem.shape())?;
     let nothing = MemorySink::new(graph.output_kind(), graph.sites());
-    engine.run_graph(&graph, &problem, &nothing)?;
+    let (_, log) = engine.run_graph_logged(&graph, &problem, &nothing)?;
+    whole_trace(&engine, &args.trace, &graph, &log)?;
     let said = ranks.broadcast(0, Vec::new())?;
     match said.is_empty() {
         true => Ok(()),
@@ -129,15 +131,30 @@ fn tell_other_ranks(ranks: &dyn Transport, written: Result<()>) -> Result<()> {
     written.and(told.map(|_| ()))
 }
 
+/// The trace of the whole run when the user asked for one (on rank 0 of several, which
+/// gathers the other ranks' traces; `None` on the others).
+fn whole_trace(
+    engine: &Engine,
+    path: &Option<PathBuf>,
+    graph: &SweepGraph,
+    log: &RunLog,
+) -> Result<Option<serde_json::Value>> {
+    match path {
+        Some(_) => engine.whole_trace(graph, log),
+        None => Ok(None),
+    }
+}
+
 /// Writes the trace and the graph dump the user asked for.
 fn write_extras(
-    trace: &Option<PathBuf>,
+    path: &Option<PathBuf>,
+    trace: Option<serde_json::Value>,
     graph_out: &Option<PathBuf>,
     graph: &SweepGraph,
     log: &RunLog,
 ) -> Result<()> {
-    if let Some(path) = trace {
-        write_chrome_trace(path, graph, log)?;
+    if let (Some(path), Some(trace)) = (path, trace) {
+        write_whole(path, &trace.to_string())?;
     }
     if let Some(path) = graph_out {
         let after = log.graph_after.as_ref().unwrap_or(graph);

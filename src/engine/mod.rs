@@ -119,6 +119,20 @@ impl Engine {
         self.backends.iter().map(|b| b.threads()).collect()
     }
 
+    /// The Chrome trace of the whole run of `graph` (`log`, this process's): its own, or with
+    /// several ranks every rank's joined on rank 0 (`None` on the others). Every rank of a run
+    /// calls it, after the run, or none does.
+    pub fn whole_trace(
+        &self,
+        graph: &SweepGraph,
+        log: &RunLog,
+    ) -> Result<Option<serde_json::Value>> {
+        match &self.ranks {
+            Some((transport, layout)) => ranked::join_traces(&**transport, *layout, graph, log),
+            None => Ok(Some(crate::trace::chrome_trace(graph, log))),
+        }
+    }
+
     /// The first device this process computes on (0 unless it is a rank after the first).
     fn first_device(&self) -> usize {
         self.own_devices().start
@@ -338,6 +352,10 @@ impl Engine {
             _ => log,
         };
         let mut log = log?;
+        if let Some(rank_graph) = &rank_graph {
+            log.graph_after
+                .get_or_insert_with(|| rank_graph.graph.clone());
+        }
         log.threads_per_device = self.threads_per_device();
         let mut report = Report::new(graph, &log, wall_s, self.backend());
         let own = self.own_devices();

@@ -1,12 +1,13 @@
-//! What a run of several ranks adds at its end: the ranks agree on whether it succeeded, and
-//! rank 0, which wrote the output, shares it.
+//! What a run of several ranks adds at its end: the ranks agree on whether it succeeded,
+//! rank 0, which wrote the output, shares it, and rank 0 joins the ranks' traces.
 
 use super::MemorySink;
 use crate::error::{Error, Result};
 use crate::graph::SweepGraph;
-use crate::ranks::{decode_tensors, encode_tensors, Exchange, ExchangeLane, Transport};
+use crate::ranks::{decode_tensors, encode_tensors, Exchange, ExchangeLane, RankLayout, Transport};
 use crate::sched::RunLog;
 use crate::tensor::AnyTensor;
+use crate::trace::{join_rank_traces, rank_trace};
 use crate::train::Train;
 use std::collections::hash_map::DefaultHasher;
 use std::hash::{Hash, Hasher};
@@ -59,6 +60,30 @@ pub(super) fn agree_on_exchanges(transport: &dyn Transport, exchanges: &[Exchang
         ))),
         None => Ok(()),
     }
+}
+
+/// The trace of the whole run on rank 0: every rank's own ([`rank_trace`] of its `log`, of
+/// `graph`), gathered and joined; `None` on the other ranks.
+pub(super) fn join_traces(
+    transport: &dyn Transport,
+    layout: RankLayout,
+    graph: &SweepGraph,
+    log: &RunLog,
+) -> Result<Option<serde_json::Value>> {
+    let mine = rank_trace(graph, log, layout).to_string().into_bytes();
+    let gathered = transport.gather(0, mine)?;
+    if layout.rank != 0 {
+        return Ok(None);
+    }
+    let traces = gathered
+        .iter()
+        .enumerate()
+        .map(|(rank, bytes)| {
+            serde_json::from_slice(bytes)
+                .map_err(|e| Error::Invalid(format!("the trace rank {rank} sent is not JSON: {e}")))
+        })
+        .collect::<Result<Vec<_>>>()?;
+    join_rank_traces(&traces).map(Some).map_err(Error::Invalid)
 }
 
 /// The product on every rank: rank 0's `sink` holds it and broadcasts it.

@@ -8,7 +8,7 @@ use crate::graph::{Cols, Lane, Op, Pass, SweepGraph, Task};
 use crate::store::TierBytes;
 use crate::tensor::Work;
 use petgraph::stable_graph::NodeIndex;
-use std::time::Instant;
+use std::time::{Instant, SystemTime};
 
 /// One finished task.
 #[derive(Clone, Debug)]
@@ -72,12 +72,15 @@ pub struct RunLog {
     pub stall_spells: Vec<(f64, f64, Pass, StallCause)>,
     /// What the memory governor did: refusals, releases, rewrites and their cost.
     pub governor: GovernorLog,
-    /// The graph as the run left it, when the governor rewrote nodes into half batches.
+    /// The graph as the run left it, when the governor rewrote nodes into half batches or the
+    /// run was one rank's part of a graph ([`crate::ranks::RankGraph`]).
     pub graph_after: Option<SweepGraph>,
     /// Kernel threads of each device (empty when not known).
     pub threads_per_device: Vec<usize>,
     /// True for the log of a simulated run (its times come from a model, not a measurement).
     pub simulated: bool,
+    /// The wall-clock time its clock starts at (traces of several ranks are aligned by it).
+    pub started: SystemTime,
 }
 
 impl Default for RunLog {
@@ -100,6 +103,7 @@ impl RunLog {
             graph_after: None,
             threads_per_device: Vec::new(),
             simulated: false,
+            started: SystemTime::now() - Instant::now().saturating_duration_since(origin),
         }
     }
 

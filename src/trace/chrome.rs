@@ -6,24 +6,29 @@
 //! arrows from the input that a task waited for to the task; the compute lane's idle spells on
 //! a track of their own, named by what compute waited for; the device pool's reserved and
 //! allocated bytes; and instant events on the compute track for what the memory governor did
-//! (admission refusals, failed allocations, cache releases, half-batch rewrites).
+//! (admission refusals, failed allocations, cache releases, half-batch rewrites). A trace draws
+//! a whole run (a host per rank in a simulation of several), or one rank's part of a run under
+//! MPI ([`rank_trace`]), named by rank, for rank 0 to join with the others'.
 
 use super::lane_waits::{lane_waits, LaneWait};
+use super::scope::TraceScope;
 use super::write_whole;
 use crate::error::Result;
-use crate::graph::{Lane, LaneId, Op, SweepGraph};
+use crate::graph::{Lane, Op, SweepGraph};
+use crate::ranks::RankLayout;
 use crate::sched::{RunLog, TaskEvent};
 use crate::tensor::Work;
 use serde_json::{json, Value};
 use std::collections::HashMap;
 use std::path::Path;
+use std::time::UNIX_EPOCH;
 
 /// Process id of device 0 (device `d` is `DEVICE + d`, skipping the host's).
 const DEVICE: u32 = 1;
 /// Process id of the host.
 const HOST: u32 = 2;
-/// Process id of the host of rank 0 (rank `r`'s is `RANK_HOSTS + r`) in a simulation of
-/// several ranks.
+/// Process id of the host of rank 0 (rank `r`'s is `RANK_HOSTS + r`) in a trace of several
+/// ranks.
 const RANK_HOSTS: u32 = 100_000;
 /// Thread id of the device's track of compute waits.
 const WAITS: u32 = 4;
@@ -70,7 +75,23 @@ fn micros(seconds: f64) -> f64 {
 /// Nodes split by the memory governor are taken from the graph as the run left it.
 pub fn chrome_trace(graph: &SweepGraph, log: &RunLog) -> Value {
     let graph = log.graph_after.as_ref().unwrap_or(graph);
-    let mut events = names(graph.devices, graph.ranks);
+    trace_in(graph, log, TraceScope::whole(graph))
+}
+
+/// The trace of one rank's part of a run of several ranks (`log`, of the rank's graph, which
+/// the log holds): its devices and its host, named by rank, for rank 0 to join with the
+/// others' ([`super::join_rank_traces`]).
+pub fn rank_trace(graph: &SweepGraph, log: &RunLog, layout: RankLayout) -> Value {
+    let ran = log.graph_after.as_ref().unwrap_or(graph);
+    let mut trace = trace_in(ran, log, TraceScope::rank(layout, graph.devices));
+    trace["otherData"]["srcflow"]["rank"] = json!(layout.rank);
+    trace["otherData"]["srcflow"]["ranks"] = json!(layout.ranks);
+    trace
+}
+
+/// The trace of `log`, the run of `graph`, drawing the lanes of `scope`.
+fn trace_in(graph: &SweepGraph, log: &RunLog, scope: TraceScope) -> Value {
+    let mut events = names(graph, scope);
     let arrivals = lane_waits(graph, log);
     let gaps: HashMap<_, f64> = arrivals
         .iter()
@@ -79,13 +100,13 @@ pub fn chrome_trace(graph: &SweepGraph, log: &RunLog) -> Value {
     let mut timed: Vec<Value> = log
         .events
         .iter()
-        .map(|e| slice(graph, e, gaps.get(&e.node)))
+        .map(|e| slice(graph, e, gaps.get(&e.node), scope))
         .collect();
-    timed.extend(waits(log));
-    timed.extend(memory_counters(log));
-    timed.extend(in_flight_counter(log));
-    timed.extend(flows(&arrivals));
-    timed.extend(governor_events(log));
+    timed.extend(waits(log, scope));
+    timed.extend(memory_counters(log, scope));
+    timed.extend(in_flight_counter(log, scope));
+    timed.extend(flows(&arrivals, scope));
+    timed.extend(governor_events(log, scope));
     timed.sort_by(|a, b| {
         a["ts"]
             .as_f64()
@@ -93,8 +114,10 @@ pub fn chrome_trace(graph: &SweepGraph, log: &RunLog) -> Value {
             .expect("finite")
     });
     events.extend(timed);
+    let started = log.started.duration_since(UNIX_EPOCH).unwrap_or_default();
     let run = json!({"devices": graph.devices, "threads_per_device": log.threads_per_device,
-                     "dtype": graph.dtype.name(), "simulated": log.simulated});
+                     "dtype": graph.dtype.name(), "simulated": log.simulated,
+                     "started_unix_s": started.as_secs_f64()});
     json!({ "traceEvents": events, "displayTimeUnit": "ms", "otherData": { "srcflow": run } })
 }
 
@@ -104,12 +127,12 @@ pub fn write_chrome_trace(path: &Path, graph: &SweepGraph, log: &RunLog) -> Resu
     write_whole(path, &text)
 }
 
-/// Metadata naming the processes and lanes of `devices` devices shared among `ranks` ranks.
-fn names(devices: usize, ranks: usize) -> Vec<Value> {
+/// Metadata naming the processes and lanes that `scope` draws of a run of `graph`.
+fn names(graph: &SweepGraph, scope: TraceScope) -> Vec<Value> {
     let mut names = vec![];
-    for id in LaneId::all(devices, ranks) {
+    for id in scope.lanes(graph) {
         let (pid, tid) = track(id.lane, id.device, id.rank);
-        let of_rank = match ranks {
+        let of_rank = match scope.ranks {
             1 => String::new(),
             _ => format!(" of rank {}", id.rank),
         };
@@ -130,8 +153,8 @@ fn names(devices: usize, ranks: usize) -> Vec<Value> {
         );
     }
     names.push(
-        json!({"ph": "M", "name": "thread_name", "pid": DEVICE, "tid": WAITS,
-                      "args": {"name": "compute waits"}}),
+        json!({"ph": "M", "name": "thread_name", "pid": device_pid(scope.devices.start),
+               "tid": WAITS, "args": {"name": "compute waits"}}),
     );
     names
 }
@@ -139,8 +162,13 @@ fn names(devices: usize, ranks: usize) -> Vec<Value> {
 /// The complete event of one task, with its site, pass, columns, bytes, flops and rate, its
 /// work and dispatch gap (compute tasks), and the seconds its backend primitives took by kind
 /// where the backend counted them.
-fn slice(graph: &SweepGraph, event: &TaskEvent, dispatch_gap: Option<&f64>) -> Value {
-    let (pid, tid) = track(event.lane, event.device, event.rank);
+fn slice(
+    graph: &SweepGraph,
+    event: &TaskEvent,
+    dispatch_gap: Option<&f64>,
+    scope: TraceScope,
+) -> Value {
+    let (pid, tid) = track(event.lane, event.device, scope.rank_of(event.rank));
     let seconds = event.end - event.start;
     let pass = graph.pass_of(event.op, event.step).name();
     let mut args = json!({"site": event.site, "step": event.step, "pass": pass});
@@ -172,37 +200,43 @@ fn slice(graph: &SweepGraph, event: &TaskEvent, dispatch_gap: Option<&f64>) -> V
     if let Op::Spill { to: tier } | Op::Fetch { from: tier } = event.op {
         args["tier"] = json!(tier.to_string());
     }
+    if let (Op::Send | Op::Receive, Some(task)) = (event.op, graph.graph.node_weight(event.node)) {
+        let value = task.inputs.first().or(task.outputs.first());
+        args["value"] = json!(value.map(|id| id.to_string()));
+    }
     json!({"ph": "X", "name": format!("{} {}", event.op.name(), event.site), "cat": event.op.name(),
            "ts": micros(event.start), "dur": micros(seconds), "pid": pid, "tid": tid,
            "args": args})
 }
 
 /// The compute lane's idle spells, named by what it waited for.
-fn waits(log: &RunLog) -> Vec<Value> {
+fn waits(log: &RunLog, scope: TraceScope) -> Vec<Value> {
+    let pid = device_pid(scope.devices.start);
     log.stall_spells
         .iter()
         .map(|&(start, end, pass, cause)| {
             json!({"ph": "X", "name": format!("wait: {}", cause.name()), "cat": "stall",
-                   "ts": micros(start), "dur": micros(end - start), "pid": DEVICE, "tid": WAITS,
+                   "ts": micros(start), "dur": micros(end - start), "pid": pid, "tid": WAITS,
                    "args": {"pass": pass.name(), "cause": cause.name()}})
         })
         .collect()
 }
 
 /// Counter events of the bytes each tier holds, after every completion.
-fn memory_counters(log: &RunLog) -> Vec<Value> {
+fn memory_counters(log: &RunLog, scope: TraceScope) -> Vec<Value> {
+    let (device, host) = (device_pid(scope.devices.start), host_pid(scope.rank_of(0)));
     log.memory
         .iter()
         .flat_map(|s| {
             let ts = micros(s.at);
             [
-                json!({"ph": "C", "name": "memory", "ts": ts, "pid": DEVICE, "tid": 0,
+                json!({"ph": "C", "name": "memory", "ts": ts, "pid": device, "tid": 0,
                        "args": {"device bytes": s.held.device}}),
-                json!({"ph": "C", "name": "memory", "ts": ts, "pid": HOST, "tid": 0,
+                json!({"ph": "C", "name": "memory", "ts": ts, "pid": host, "tid": 0,
                        "args": {"host bytes": s.held.host, "disk bytes": s.held.disk}}),
             ]
             .into_iter()
-            .chain(s.pools.iter().enumerate().map(move |(device, pool)| {
+            .chain(s.pools.iter().enumerate().filter(move |(d, _)| scope.draws(*d)).map(move |(device, pool)| {
                 json!({"ph": "C", "name": "device pool", "ts": ts, "pid": device_pid(device),
                        "tid": 0, "args": {"reserved bytes": pool.reserved,
                                           "allocated bytes": pool.allocated}})
@@ -212,8 +246,8 @@ fn memory_counters(log: &RunLog) -> Vec<Value> {
 }
 
 /// What the memory governor did, as instant events on the device's compute track.
-fn governor_events(log: &RunLog) -> Vec<Value> {
-    let (pid, tid) = track(Lane::Compute, 0, 0);
+fn governor_events(log: &RunLog, scope: TraceScope) -> Vec<Value> {
+    let (pid, tid) = track(Lane::Compute, scope.devices.start, 0);
     log.governor
         .events
         .iter()
@@ -227,7 +261,8 @@ fn governor_events(log: &RunLog) -> Vec<Value> {
 }
 
 /// A counter of the bytes being moved by I/O, copy and disk tasks.
-fn in_flight_counter(log: &RunLog) -> Vec<Value> {
+fn in_flight_counter(log: &RunLog, scope: TraceScope) -> Vec<Value> {
+    let host = host_pid(scope.rank_of(0));
     let mut changes: Vec<(f64, i128)> = log
         .events
         .iter()
@@ -240,7 +275,7 @@ fn in_flight_counter(log: &RunLog) -> Vec<Value> {
         .into_iter()
         .map(|(at, delta)| {
             moving += delta;
-            json!({"ph": "C", "name": "bytes in flight", "ts": micros(at), "pid": HOST, "tid": 0,
+            json!({"ph": "C", "name": "bytes in flight", "ts": micros(at), "pid": host, "tid": 0,
                    "args": {"bytes": moving}})
         })
         .collect()
@@ -248,16 +283,17 @@ fn in_flight_counter(log: &RunLog) -> Vec<Value> {
 
 /// Flow arrows from the input that arrived last to each task that had to wait for it (its
 /// lane was free before the input arrived).
-fn flows(waits: &[LaneWait]) -> Vec<Value> {
+fn flows(waits: &[LaneWait], scope: TraceScope) -> Vec<Value> {
     let mut arrows = Vec::new();
     for wait in waits.iter().filter(|w| w.waited()) {
         let (event, producer) = (
             wait.event,
             wait.last_input.expect("a task that waited has an input"),
         );
-        let id = arrows.len() / 2;
-        let (from_pid, from_tid) = track(producer.lane, producer.device, producer.rank);
-        let (to_pid, to_tid) = track(event.lane, event.device, event.rank);
+        let id = scope.first_flow() + arrows.len() as u64 / 2;
+        let (from_pid, from_tid) =
+            track(producer.lane, producer.device, scope.rank_of(producer.rank));
+        let (to_pid, to_tid) = track(event.lane, event.device, scope.rank_of(event.rank));
         let from_ts = producer.end - 0.01 * (producer.end - producer.start);
         arrows.push(
             json!({"ph": "s", "name": "waited for", "cat": "dependency", "id": id,

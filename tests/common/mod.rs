@@ -7,7 +7,7 @@ pub mod dense_reference;
 mod trace_format;
 
 #[allow(unused_imports)]
-pub use trace_format::{check_trace, TraceParts};
+pub use trace_format::{check_rank_trace, check_trace, TraceParts};
 
 use srcflow::engine::Tiering;
 use srcflow::gen::{generate, ProblemKind, ProblemSpec};

@@ -1,6 +1,7 @@
 //! Reads a Chrome trace back and checks it against the Trace Event Format: phases, ordered
-//! timestamps, slices that never overlap on a track, flows with a start and a finish, instant
-//! events with a scope.
+//! timestamps, slices that never overlap on a track (but a network lane under MPI, which
+//! waits for many values at once), flows with a start and a finish, instant events with a
+//! scope; and a trace of several ranks against what it should hold.
 
 use serde_json::Value;
 use std::collections::HashMap;
@@ -35,6 +36,7 @@ pub fn check_trace(trace: &Value) -> TraceParts {
         instants: Vec::new(),
     };
     let mut flows: HashMap<u64, Vec<&str>> = HashMap::new();
+    let mut names: HashMap<(u64, u64), &str> = HashMap::new();
     let mut last_ts = 0.0;
     for event in trace["traceEvents"].as_array().unwrap() {
         let ph = event["ph"].as_str().unwrap();
@@ -43,6 +45,7 @@ pub fn check_trace(trace: &Value) -> TraceParts {
             event["tid"].as_u64().unwrap(),
         );
         if ph == "M" {
+            names.insert(track, event["args"]["name"].as_str().unwrap());
             continue;
         }
         let ts = number(event, "ts");
@@ -75,7 +78,8 @@ pub fn check_trace(trace: &Value) -> TraceParts {
             other => panic!("unexpected phase {other}"),
         }
     }
-    for (track, spans) in &parts.slices {
+    let many_at_once = |track: &(u64, u64)| names.get(track) == Some(&"network");
+    for (track, spans) in parts.slices.iter().filter(|(t, _)| !many_at_once(t)) {
         for pair in spans.windows(2) {
             assert!(
                 pair[0].0 + pair[0].1 <= pair[1].0 + 1e-3,
@@ -88,4 +92,64 @@ pub fn check_trace(trace: &Value) -> TraceParts {
     }
     parts.flows = flows.len();
     parts
+}
+
+/// Checks the trace of a run of `ranks` ranks over `devices` devices (each rank owning a
+/// contiguous share): a process per device and per rank's host, named by rank; an arrow from
+/// each value's send to each of its receives, which ends after the send; and a summary that
+/// `srcflow report` can print.
+pub fn check_rank_trace(trace: &Value, ranks: usize, devices: usize) {
+    let parts = check_trace(trace);
+    let events = trace["traceEvents"].as_array().unwrap();
+    let process_names = events.iter().filter(|e| e["name"] == "process_name");
+    let rank_of_pid: HashMap<u64, &str> = process_names
+        .clone()
+        .map(|e| {
+            let name = e["args"]["name"].as_str().unwrap();
+            (
+                e["pid"].as_u64().unwrap(),
+                name.rsplit(" of rank ").next().unwrap(),
+            )
+        })
+        .collect();
+    let processes: Vec<&str> = process_names
+        .map(|e| e["args"]["name"].as_str().unwrap())
+        .collect();
+    for rank in 0..ranks {
+        let own = srcflow::graph::share(devices, ranks, rank);
+        let host = format!("host of rank {rank}");
+        assert!(processes.contains(&host.as_str()), "{processes:?}");
+        for device in own.start..own.end {
+            let name = format!("device {device} of rank {rank}");
+            assert!(processes.contains(&name.as_str()), "{processes:?}");
+        }
+    }
+    let of = |cat: &'static str| parts.slice_events.iter().filter(move |e| e["cat"] == cat);
+    let sends: HashMap<&str, &Value> = of("send")
+        .map(|e| (e["args"]["value"].as_str().unwrap(), e))
+        .collect();
+    let end = |e: &Value| e["ts"].as_f64().unwrap() + e["dur"].as_f64().unwrap();
+    let receives: Vec<&Value> = of("receive").collect();
+    assert!(!receives.is_empty(), "no receive in the trace");
+    for receive in &receives {
+        let send = sends[receive["args"]["value"].as_str().unwrap()];
+        let rank = |e: &Value| rank_of_pid[&e["pid"].as_u64().unwrap()];
+        assert_ne!(
+            rank(send),
+            rank(receive),
+            "{send} and {receive} on one rank"
+        );
+        let start = send["ts"].as_f64().unwrap();
+        assert!(end(receive) >= start, "{receive} ends before {send} starts");
+    }
+    let sent = events
+        .iter()
+        .filter(|e| e["name"] == "sent" && e["ph"] == "s");
+    assert_eq!(sent.count(), receives.len(), "an arrow per receive");
+    let summary = srcflow::trace::TraceSummary::of(trace).unwrap();
+    let network = format!("host of rank {} network", ranks - 1);
+    assert!(
+        summary.lanes.iter().any(|l| l.lane == network),
+        "no lane {network} in the summary"
+    );
 }
