@@ -2,7 +2,7 @@
 //! `--features mpi`; tools/mpi_tests.sh installs MPI and runs these): the same output as one
 //! process with the same devices on MPO·MPS, MPO·MPO and a depth-2 stack, in memory, out of
 //! core and with injected out-of-memory faults; a failing rank fails every rank within 30 s and
-//! leaves no output and no scratch.
+//! leaves no output, no trace and no scratch; a traced run writes one trace of every rank.
 #![cfg(feature = "mpi")]
 
 mod common;
@@ -158,6 +158,8 @@ fn a_failing_rank_fails_every_rank_within_30_s_and_leaves_nothing() {
     std::fs::create_dir(&scratch).unwrap();
     let mut extra = out_of_core(&stack, &scratch);
     extra.extend(["--inject-device-failure".into(), "2:30".into()]);
+    let trace = dir.path().join("trace.json");
+    extra.extend(["--trace".into(), trace.display().to_string()]);
     let out = dir.path().join("out");
     let start = Instant::now();
     let ran = mpirun(3, &run_args(&problem, &out, &extra));
@@ -175,6 +177,7 @@ fn a_failing_rank_fails_every_rank_within_30_s_and_leaves_nothing() {
         }
     }
     assert!(!out.exists(), "output left behind");
+    assert!(!trace.exists(), "trace left behind");
     assert_empty(&scratch);
 }
 

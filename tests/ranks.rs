@@ -202,7 +202,11 @@ fn ranks_agree_out_of_core_and_with_out_of_memory_faults_on_one_rank() {
 
 #[test]
 fn rank_0_joins_every_ranks_trace_into_one() {
-    let options = on_devices(3, 12, Some(2));
+    // Two kernel threads per device, which only the rank owning a device knows.
+    let options = Options {
+        threads: 6,
+        ..on_devices(3, 12, Some(2))
+    };
     let traces = run_ranks_then(
         3,
         options,
@@ -217,6 +221,8 @@ fn rank_0_joins_every_ranks_trace_into_one() {
     );
     let trace = traces[0].as_ref().expect("rank 0 has the trace");
     check_rank_trace(trace, 3, 3);
+    let threads = &trace["otherData"]["srcflow"]["threads_per_device"];
+    assert_eq!(threads, &serde_json::json!([2, 2, 2]));
 }
 
 /// True when a half-batch node of the run (a governor's rewrite) makes a value that a send

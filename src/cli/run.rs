@@ -13,7 +13,7 @@ use srcflow::store::clean_stale;
 use srcflow::trace::write_whole;
 use srcflow::Result;
 use srcflow::{Engine, SweepGraph};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 /// Arguments of `srcflow run`.
@@ -34,7 +34,7 @@ pub struct RunArgs {
     #[arg(long, value_name = "FILE")]
     trace: Option<PathBuf>,
     /// Write the sweep graph as the run left it, with any half-batch rewrites of the memory
-    /// governor: DOT when FILE ends in .dot, else JSON.
+    /// governor (under mpirun, rank 0's part): DOT when FILE ends in .dot, else JSON.
     #[arg(long, value_name = "FILE")]
     graph_out: Option<PathBuf>,
     #[command(flatten)]
@@ -81,7 +81,7 @@ fn run_writing(args: RunArgs, ranks: Option<Arc<dyn Transport>>) -> Result<()> {
     bar.finish();
     let (report, log) = ran?;
     let written = whole_trace(&engine, &args.trace, &graph, &log)
-        .and_then(|trace| write_extras(&args.trace, trace, &args.graph_out, &graph, &log))
+        .and_then(|trace| write_extras(trace, &args.graph_out, &graph, &log))
         .and_then(|()| output.commit());
     let written = match &ranks {
         Some(ranks) => tell_other_ranks(&**ranks, written),
@@ -131,29 +131,30 @@ fn tell_other_ranks(ranks: &dyn Transport, written: Result<()>) -> Result<()> {
     written.and(told.map(|_| ()))
 }
 
-/// The trace of the whole run when the user asked for one (on rank 0 of several, which
-/// gathers the other ranks' traces; `None` on the others).
-fn whole_trace(
+/// The trace of the whole run and where to write it, when the user asked for one (on rank 0
+/// of several, which gathers the other ranks' traces; `None` on the others).
+fn whole_trace<'a>(
     engine: &Engine,
-    path: &Option<PathBuf>,
+    path: &'a Option<PathBuf>,
     graph: &SweepGraph,
     log: &RunLog,
-) -> Result<Option<serde_json::Value>> {
-    match path {
-        Some(_) => engine.whole_trace(graph, log),
-        None => Ok(None),
-    }
+) -> Result<Option<(&'a Path, serde_json::Value)>> {
+    let Some(path) = path else {
+        return Ok(None);
+    };
+    Ok(engine
+        .whole_trace(graph, log)?
+        .map(|trace| (path.as_path(), trace)))
 }
 
 /// Writes the trace and the graph dump the user asked for.
 fn write_extras(
-    path: &Option<PathBuf>,
-    trace: Option<serde_json::Value>,
+    trace: Option<(&Path, serde_json::Value)>,
     graph_out: &Option<PathBuf>,
     graph: &SweepGraph,
     log: &RunLog,
 ) -> Result<()> {
-    if let (Some(path), Some(trace)) = (path, trace) {
+    if let Some((path, trace)) = trace {
         write_whole(path, &trace.to_string())?;
     }
     if let Some(path) = graph_out {

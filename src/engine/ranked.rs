@@ -83,7 +83,7 @@ pub(super) fn join_traces(
                 .map_err(|e| Error::Invalid(format!("the trace rank {rank} sent is not JSON: {e}")))
         })
         .collect::<Result<Vec<_>>>()?;
-    join_rank_traces(&traces).map(Some).map_err(Error::Invalid)
+    join_rank_traces(traces).map(Some).map_err(Error::Invalid)
 }
 
 /// The product on every rank: rank 0's `sink` holds it and broadcasts it.

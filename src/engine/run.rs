@@ -24,7 +24,8 @@ pub struct Run {
 
 impl Run {
     /// Writes the run as a Chrome trace to `path` (open it in ui.perfetto.dev); an error when
-    /// the engine kept no log.
+    /// the engine kept no log. A rank of several writes its own part this way;
+    /// [`super::Engine::whole_trace`] joins every rank's.
     pub fn write_trace(&self, path: &Path) -> Result<()> {
         let log = self.log.as_ref().ok_or_else(|| {
             Error::Invalid(format!(

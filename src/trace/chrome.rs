@@ -13,6 +13,7 @@
 use super::lane_waits::{lane_waits, LaneWait};
 use super::scope::TraceScope;
 use super::write_whole;
+use crate::device::PoolUsage;
 use crate::error::Result;
 use crate::graph::{Lane, Op, SweepGraph};
 use crate::ranks::RankLayout;
@@ -83,9 +84,14 @@ pub fn chrome_trace(graph: &SweepGraph, log: &RunLog) -> Value {
 /// others' ([`super::join_rank_traces`]).
 pub fn rank_trace(graph: &SweepGraph, log: &RunLog, layout: RankLayout) -> Value {
     let ran = log.graph_after.as_ref().unwrap_or(graph);
-    let mut trace = trace_in(ran, log, TraceScope::rank(layout, graph.devices));
-    trace["otherData"]["srcflow"]["rank"] = json!(layout.rank);
-    trace["otherData"]["srcflow"]["ranks"] = json!(layout.ranks);
+    let scope = TraceScope::rank(layout, graph.devices);
+    let mut trace = trace_in(ran, log, scope);
+    let run = &mut trace["otherData"]["srcflow"];
+    run["rank"] = json!(layout.rank);
+    run["ranks"] = json!(layout.ranks);
+    run["own_devices"] = json!([scope.devices.start, scope.devices.end]);
+    let started = log.started.duration_since(UNIX_EPOCH).unwrap_or_default();
+    run["started_unix_s"] = json!(started.as_secs_f64());
     trace
 }
 
@@ -114,10 +120,9 @@ fn trace_in(graph: &SweepGraph, log: &RunLog, scope: TraceScope) -> Value {
             .expect("finite")
     });
     events.extend(timed);
-    let started = log.started.duration_since(UNIX_EPOCH).unwrap_or_default();
     let run = json!({"devices": graph.devices, "threads_per_device": log.threads_per_device,
                      "dtype": graph.dtype.name(), "simulated": log.simulated,
-                     "started_unix_s": started.as_secs_f64()});
+                     "ranks": scope.ranks});
     json!({ "traceEvents": events, "displayTimeUnit": "ms", "otherData": { "srcflow": run } })
 }
 
@@ -236,11 +241,20 @@ fn memory_counters(log: &RunLog, scope: TraceScope) -> Vec<Value> {
                        "args": {"host bytes": s.held.host, "disk bytes": s.held.disk}}),
             ]
             .into_iter()
-            .chain(s.pools.iter().enumerate().filter(move |(d, _)| scope.draws(*d)).map(move |(device, pool)| {
-                json!({"ph": "C", "name": "device pool", "ts": ts, "pid": device_pid(device),
-                       "tid": 0, "args": {"reserved bytes": pool.reserved,
-                                          "allocated bytes": pool.allocated}})
-            }))
+            .chain(pool_counters(&s.pools, ts, scope))
+        })
+        .collect()
+}
+
+/// Counter events of the reserved and allocated bytes of the pools of the devices `scope`
+/// draws, at `ts`.
+fn pool_counters(pools: &[PoolUsage], ts: f64, scope: TraceScope) -> Vec<Value> {
+    let drawn = pools.iter().enumerate().filter(|(d, _)| scope.draws(*d));
+    drawn
+        .map(|(device, pool)| {
+            json!({"ph": "C", "name": "device pool", "ts": ts, "pid": device_pid(device),
+                   "tid": 0, "args": {"reserved bytes": pool.reserved,
+                                      "allocated bytes": pool.allocated}})
         })
         .collect()
 }

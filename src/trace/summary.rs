@@ -102,11 +102,8 @@ impl TraceSummary {
                     .iter()
                     .filter(|s| &s.pass == pass && s.lane == lane)
                     .collect();
-                let busy: f64 = mine
-                    .iter()
-                    .filter(|s| !s.stall)
-                    .map(|s| s.end - s.start)
-                    .sum();
+                let tasks = mine.iter().filter(|s| !s.stall);
+                let busy = covered(tasks.map(|s| (s.start, s.end)).collect());
                 if busy <= 0.0 {
                     continue;
                 }
@@ -120,6 +117,18 @@ impl TraceSummary {
             kernels,
         })
     }
+}
+
+/// Seconds that at least one of `spans` covers (a network lane under MPI holds many receives
+/// at once; other lanes hold one task at a time, and this is the sum of their spans).
+fn covered(mut spans: Vec<(f64, f64)>) -> f64 {
+    spans.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let (mut total, mut reach) = (0.0, f64::NEG_INFINITY);
+    for (start, end) in spans {
+        total += (end - start.max(reach)).max(0.0);
+        reach = reach.max(end);
+    }
+    total
 }
 
 /// The summary of one lane in one pass.
@@ -295,5 +304,17 @@ impl fmt::Display for TraceSummary {
             }
         }
         KernelSummary::write_table(&self.kernels, f)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::covered;
+
+    #[test]
+    fn overlapping_spans_count_once() {
+        assert_eq!(covered(vec![(0.0, 2.0), (1.0, 3.0), (5.0, 6.0)]), 4.0);
+        assert_eq!(covered(vec![(4.0, 5.0), (0.0, 1.0), (0.5, 0.75)]), 2.0);
+        assert_eq!(covered(vec![]), 0.0);
     }
 }
