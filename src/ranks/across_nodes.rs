@@ -8,7 +8,7 @@
 use super::exchange_plan::exchanges;
 use super::localize::{brings_input, crossings, moving_task};
 use super::{Crossing, Exchange, RankLayout};
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::graph::{DataId, Op, SweepGraph};
 use petgraph::stable_graph::{EdgeIndex, NodeIndex};
 use petgraph::visit::{EdgeRef, IntoEdgeReferences};
@@ -32,11 +32,6 @@ pub struct AcrossNodes {
 /// read the value that its maker wrote, and wait for the message or the copy (and, for a
 /// copy, for the maker too).
 pub fn across_nodes(graph: &SweepGraph, ranks: usize) -> Result<AcrossNodes> {
-    if ranks == 0 {
-        return Err(Error::Invalid(
-            "a run needs at least one rank, found 0".into(),
-        ));
-    }
     let layout = RankLayout::new(0, ranks, graph.devices)?;
     let owner = |node: NodeIndex| layout.owner(graph.graph[node].device, graph.devices);
     let mut whole = graph.clone();

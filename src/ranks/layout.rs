@@ -21,6 +21,11 @@ impl RankLayout {
     /// The layout of rank `rank` of `ranks`, checked against the run's `devices` (every rank
     /// owns at least one).
     pub fn new(rank: usize, ranks: usize, devices: usize) -> Result<Self> {
+        if ranks == 0 {
+            return Err(Error::Invalid(
+                "a run needs at least one rank, found 0".into(),
+            ));
+        }
         if rank >= ranks {
             return Err(Error::Invalid(format!(
                 "rank {rank} is not one of the run's {ranks} rank(s)"
