@@ -110,7 +110,7 @@ fn run_helping(args: RunArgs, ranks: Arc<dyn Transport>) -> Result<()> {
     let nothing = MemorySink::new(graph.output_kind(), graph.sites());
     let (_, log) = engine.run_graph_logged(&graph, &problem, &nothing)?;
     whole_trace(&engine, &args.trace, &graph, &log)?;
-    let said = ranks.broadcast(0, Vec::new())?;
+    let said = ranks.broadcast_bytes(0, &[])?;
     match said.is_empty() {
         true => Ok(()),
         false => Err(srcflow::Error::Invalid(format!(
@@ -127,7 +127,7 @@ fn tell_other_ranks(ranks: &dyn Transport, written: Result<()>) -> Result<()> {
         .as_ref()
         .err()
         .map_or_else(Vec::new, |e| e.to_string().into_bytes());
-    let told = ranks.broadcast(0, said);
+    let told = ranks.broadcast_bytes(0, &said);
     written.and(told.map(|_| ()))
 }
 

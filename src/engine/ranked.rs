@@ -27,7 +27,7 @@ pub(super) fn agree(
         Ok(_) => Vec::new(),
         Err(error) => error.to_string().into_bytes(),
     };
-    let statuses = match transport.all_gather(said) {
+    let statuses = match transport.all_gather_bytes(&said) {
         Ok(statuses) => statuses,
         Err(error) => return local.and(Err(error)),
     };
@@ -51,8 +51,8 @@ pub(super) fn agree_on_exchanges(transport: &dyn Transport, exchanges: &[Exchang
             (value.id.to_string(), value.from, value.bytes).hash(&mut hasher);
         }
     }
-    let mine = hasher.finish().to_le_bytes().to_vec();
-    let all = transport.all_gather(mine)?;
+    let mine = hasher.finish().to_le_bytes();
+    let all = transport.all_gather_bytes(&mine)?;
     match all.iter().position(|plan| plan != &all[0]) {
         Some(rank) => Err(Error::Invalid(format!(
             "rank {rank} planned other exchanges than rank 0: give every rank the same problem, \
@@ -71,18 +71,16 @@ pub(super) fn join_traces(
     log: &RunLog,
 ) -> Result<Option<serde_json::Value>> {
     let mine = rank_trace(graph, log, layout).to_string().into_bytes();
-    let gathered = transport.gather(0, mine)?;
+    let mut traces = Vec::with_capacity(layout.ranks);
+    transport.gather(0, &mine, &mut |rank, bytes| {
+        let trace = serde_json::from_slice(bytes)
+            .map_err(|e| Error::Invalid(format!("the trace rank {rank} sent is not JSON: {e}")))?;
+        traces.push(trace);
+        Ok(())
+    })?;
     if layout.rank != 0 {
         return Ok(None);
     }
-    let traces = gathered
-        .iter()
-        .enumerate()
-        .map(|(rank, bytes)| {
-            serde_json::from_slice(bytes)
-                .map_err(|e| Error::Invalid(format!("the trace rank {rank} sent is not JSON: {e}")))
-        })
-        .collect::<Result<Vec<_>>>()?;
     join_rank_traces(traces).map(Some).map_err(Error::Invalid)
 }
 
@@ -105,10 +103,11 @@ pub(super) fn share_output(
     } else {
         Vec::new()
     };
-    let shared = transport.broadcast(0, bytes)?;
-    let cores = decode_tensors(&shared, "the product rank 0 sent")?
-        .iter()
-        .map(AnyTensor::to_c64)
-        .collect();
+    let mut cores = Vec::new();
+    transport.broadcast(0, &bytes, &mut |_, shared| {
+        let shared = decode_tensors(shared, "the product rank 0 sent")?;
+        cores = shared.iter().map(AnyTensor::to_c64).collect();
+        Ok(())
+    })?;
     Train::new(graph.output_kind(), cores)
 }

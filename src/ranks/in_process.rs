@@ -1,7 +1,7 @@
 //! `InProcessRanks`: the ranks of a run as threads of one process, exchanging through shared
 //! memory. The tests run every rank protocol on it; MPI's transport runs the same collectives.
 
-use super::Transport;
+use super::{Take, Transport};
 use crate::error::{Error, Result};
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -113,6 +113,13 @@ impl InProcessRanks {
     }
 }
 
+/// Hands every rank's bytes in `all` to `take`, in rank order.
+fn hand_over(all: Vec<Vec<u8>>, take: Take<'_>) -> Result<()> {
+    all.iter()
+        .enumerate()
+        .try_for_each(|(rank, bytes)| take(rank, bytes))
+}
+
 /// The error every rank's collectives return once rank `rank` gave up with `why`.
 fn aborted(rank: usize, why: &str) -> Error {
     Error::Invalid(format!("rank {rank} failed: {why}"))
@@ -127,18 +134,22 @@ impl Transport for InProcessRanks {
         self.shared.ranks
     }
 
-    fn broadcast(&self, root: usize, bytes: Vec<u8>) -> Result<Vec<u8>> {
-        let mut all = self.exchange(Call::Broadcast(root), bytes)?;
-        Ok(all.swap_remove(root))
+    fn broadcast(&self, root: usize, mine: &[u8], take: Take<'_>) -> Result<()> {
+        let all = self.exchange(Call::Broadcast(root), mine.to_vec())?;
+        take(root, &all[root])
     }
 
-    fn gather(&self, root: usize, bytes: Vec<u8>) -> Result<Vec<Vec<u8>>> {
-        let all = self.exchange(Call::Gather(root), bytes)?;
-        Ok(if self.rank == root { all } else { vec![] })
+    fn gather(&self, root: usize, mine: &[u8], take: Take<'_>) -> Result<()> {
+        let all = self.exchange(Call::Gather(root), mine.to_vec())?;
+        if self.rank == root {
+            hand_over(all, take)?;
+        }
+        Ok(())
     }
 
-    fn all_gather(&self, bytes: Vec<u8>) -> Result<Vec<Vec<u8>>> {
-        self.exchange(Call::AllGather, bytes)
+    fn all_gather(&self, mine: &[u8], take: Take<'_>) -> Result<()> {
+        let all = self.exchange(Call::AllGather, mine.to_vec())?;
+        hand_over(all, take)
     }
 
     fn check(&self) -> Result<()> {
@@ -170,10 +181,15 @@ mod tests {
                 .iter()
                 .map(|t| {
                     s.spawn(move || {
-                        let me = vec![t.rank() as u8];
-                        let b = t.broadcast(1, me.clone()).unwrap();
-                        let g = t.gather(2, me.clone()).unwrap();
-                        let a = t.all_gather(me).unwrap();
+                        let me = [t.rank() as u8];
+                        let mut b = vec![];
+                        t.broadcast(1, &me, &mut |from, bytes| {
+                            b.push((from, bytes.to_vec()));
+                            Ok(())
+                        })
+                        .unwrap();
+                        let g = t.gather_bytes(2, &me).unwrap();
+                        let a = t.all_gather_bytes(&me).unwrap();
                         (b, g, a)
                     })
                 })
@@ -181,7 +197,7 @@ mod tests {
             handles.into_iter().map(|h| h.join().unwrap()).collect()
         });
         for (rank, (b, g, a)) in results.into_iter().enumerate() {
-            assert_eq!(b, vec![1]);
+            assert_eq!(b, vec![(1, vec![1])]);
             assert_eq!(a, vec![vec![0], vec![1], vec![2]]);
             assert_eq!(g.len(), if rank == 2 { 3 } else { 0 });
         }
@@ -191,7 +207,7 @@ mod tests {
     fn an_abort_wakes_every_waiting_rank_with_its_reason() {
         let ranks = InProcessRanks::group(2);
         thread::scope(|s| {
-            let waiting = s.spawn(|| ranks[0].all_gather(vec![]));
+            let waiting = s.spawn(|| ranks[0].all_gather_bytes(&[]));
             ranks[1].abort("disk full");
             let err = waiting.join().unwrap().unwrap_err().to_string();
             assert!(err.contains("rank 1 failed: disk full"), "{err}");
@@ -202,8 +218,8 @@ mod tests {
     fn ranks_calling_different_collectives_are_an_error_not_a_hang() {
         let ranks = InProcessRanks::group(2);
         thread::scope(|s| {
-            let first = s.spawn(|| ranks[0].all_gather(vec![]));
-            let second = ranks[1].gather(0, vec![]);
+            let first = s.spawn(|| ranks[0].all_gather_bytes(&[]));
+            let second = ranks[1].gather_bytes(0, &[]);
             assert!(second.unwrap_err().to_string().contains("out of step"));
             assert!(first.join().unwrap().is_err());
         });

@@ -19,6 +19,8 @@ mod exchange_use;
 mod in_process;
 mod layout;
 mod localize;
+#[cfg(any(feature = "mpi", test))]
+mod mpi_buffers;
 #[cfg(feature = "mpi")]
 mod mpi_ranks;
 mod network;
@@ -34,5 +36,5 @@ pub use localize::RankGraph;
 #[cfg(feature = "mpi")]
 pub use mpi_ranks::MpiRanks;
 pub(crate) use network::{ExchangeLane, Post};
-pub use transport::Transport;
+pub use transport::{Take, Transport};
 pub(crate) use wire::{decode_tensors, encode_tensors};

@@ -2,7 +2,8 @@
 //! complex elements (`MPI_C_DOUBLE_COMPLEX`, so one call carries up to 32 GB), started
 //! non-blocking and polled, so that a failure notice from another rank ends the wait.
 
-use super::Transport;
+use super::mpi_buffers::{lend_one, lend_vec, WordBuffers, WORD};
+use super::{Take, Transport};
 use crate::error::{Error, Result};
 use mpi::collective::{CommunicatorCollectives, Root};
 use mpi::datatype::PartitionMut;
@@ -19,14 +20,16 @@ use std::time::{Duration, Instant};
 const FAILED: Tag = 1;
 /// The tag of the notice a failed rank sends once it has cleaned up.
 const CLEANED: Tag = 2;
-/// Bytes per element on the wire.
-const WORD: usize = std::mem::size_of::<Complex64>();
 /// How long polling first sleeps between two tests of a request; each sleep doubles it, up to
-/// [`LONGEST_POLL`]. Short waits end quickly; long ones (another rank still computing) cost
-/// the cores almost nothing, where a fixed 50 µs poll took a quarter of the 2-rank run's time.
+/// a longest. Short waits end quickly; long ones (another rank still computing) cost the cores
+/// almost nothing, where a fixed 50 µs poll took a quarter of the 2-rank run's time.
 const FIRST_POLL: Duration = Duration::from_micros(20);
-/// The longest sleep between two tests of a request.
+/// The longest sleep between two tests of a request that waits for other ranks to arrive (the
+/// lengths that open every collective), which may still be computing.
 const LONGEST_POLL: Duration = Duration::from_millis(1);
+/// The longest sleep between two tests of a request once every rank has arrived (the
+/// elements): MPI moves a large message only while both ends test it.
+const LONGEST_POLL_ARRIVED: Duration = Duration::from_micros(50);
 
 /// One rank of a run under `mpirun`.
 pub struct MpiRanks {
@@ -40,12 +43,12 @@ pub struct MpiRanks {
     ranks: usize,
     /// The first failure this rank knows of: its own, or one another rank announced.
     failed: Mutex<Option<(usize, String)>>,
-    /// Held for the whole of each collective on `world`.
-    one_at_a_time: Mutex<()>,
+    /// The buffers of the collectives on `world`, held for the whole of each (one at a time).
+    buffers: Mutex<WordBuffers>,
 }
 
 // SAFETY: MPI is initialised with MPI_THREAD_MULTIPLE (`MpiRanks::start` refuses less), which
-// lets any thread call MPI; collectives on `world` are serialised by `one_at_a_time` (MPI
+// lets any thread call MPI; collectives on `world` are serialised by `buffers` (MPI
 // forbids two threads running collectives on one communicator at once), and notices on
 // `notices` are read under `failed`.
 unsafe impl Send for MpiRanks {}
@@ -73,7 +76,7 @@ impl MpiRanks {
             rank,
             ranks,
             failed: Mutex::new(None),
-            one_at_a_time: Mutex::new(()),
+            buffers: Mutex::new(WordBuffers::default()),
         };
         Ok((universe, ranks))
     }
@@ -83,7 +86,7 @@ impl MpiRanks {
     /// exits without finalising MPI (collectives are left pending).
     pub fn leave_after_failure(&self, bound: Duration) {
         for other in self.others() {
-            let (empty, _) = lend(Vec::<u8>::new());
+            let (empty, _) = lend_vec(Vec::<u8>::new());
             let request = self
                 .notices
                 .process_at_rank(other as i32)
@@ -127,9 +130,14 @@ impl MpiRanks {
             .map(|(rank, why)| Error::Invalid(format!("rank {rank} failed: {why}")))
     }
 
-    /// Waits for `request`, giving up (and leaving it pending) once a rank has failed. After
-    /// that no collective starts (`check` first): one left pending would match the next.
-    fn wait<D: ?Sized>(&self, mut request: Request<'static, D, StaticScope>) -> Result<()> {
+    /// Waits for `request`, sleeping at most `longest` between two tests, and gives up (leaving
+    /// it pending) once a rank has failed. After that no collective starts (`check` first):
+    /// one left pending would match the next.
+    fn wait<D: ?Sized>(
+        &self,
+        mut request: Request<'static, D, StaticScope>,
+        longest: Duration,
+    ) -> Result<()> {
         let mut pause = FIRST_POLL;
         loop {
             match request.test() {
@@ -141,60 +149,71 @@ impl MpiRanks {
                 return Err(error);
             }
             std::thread::sleep(pause);
-            pause = (pause * 2).min(LONGEST_POLL);
+            pause = (pause * 2).min(longest);
         }
     }
 
     /// Every rank's `len`, in rank order.
     fn all_lengths(&self, len: u64) -> Result<Vec<u64>> {
         self.check()?;
-        let (mine, mine_ptr) = lend(vec![len]);
-        let (all, all_ptr) = lend(vec![0u64; self.ranks]);
+        let (mine, mine_loan) = lend_vec(vec![len]);
+        let (all, all_loan) = lend_vec(vec![0u64; self.ranks]);
         self.wait(
             self.world
                 .immediate_all_gather_into(StaticScope, &*mine, all),
+            LONGEST_POLL,
         )?;
-        // SAFETY: both came from `lend` and the request that used them has completed.
+        // SAFETY: the all-gather that used both has completed.
         unsafe {
-            drop(take_back(mine_ptr));
-            Ok(take_back(all_ptr).into_vec())
+            drop(mine_loan.take_back());
+            Ok(all_loan.take_back().into_vec())
         }
     }
 
-    /// A partition of received elements for contributions of `lengths` bytes, lent to MPI,
-    /// with what [`MpiRanks::take_partition`] needs to reclaim it.
-    fn lend_partition(&self, lengths: &[u64]) -> Result<(&'static mut Partition, Lent)> {
+    /// Root's `len`, on every rank.
+    fn root_length(&self, root: usize, len: u64) -> Result<u64> {
+        self.check()?;
+        let (len, loan) = lend_vec(vec![len]);
+        let root = self.world.process_at_rank(root as i32);
+        self.wait(
+            root.immediate_broadcast_into(StaticScope, len),
+            LONGEST_POLL,
+        )?;
+        // SAFETY: the broadcast that used it has completed.
+        Ok(unsafe { loan.take_back() }[0])
+    }
+
+    /// Runs a gather or all-gather (`start` starts it with this rank's elements and the
+    /// partition of the received ones) of every rank's bytes, `lengths` of them, and hands
+    /// them to `take`.
+    fn gathering(
+        &self,
+        buffers: &mut WordBuffers,
+        mine: &[u8],
+        lengths: &[u64],
+        start: impl FnOnce(
+            &'static [Complex64],
+            &'static mut Partition,
+        ) -> Request<'static, Partition, StaticScope>,
+        take: Take<'_>,
+    ) -> Result<()> {
         let (counts, displs) = partition(lengths)?;
         let total = counts.iter().map(|&c| c as usize).sum();
-        let (received, received_ptr) = lend(vec![Complex64::default(); total]);
-        let (parts, parts_ptr) = lend_one(PartitionMut::new(received, counts, displs.clone()));
-        let lent = Lent {
-            parts_ptr,
-            received_ptr,
-            displs,
+        let (send, send_loan) = buffers.lend_send(mine);
+        let (received, received_loan) = buffers.lend_receive(total);
+        let (parts, parts_loan) = lend_one(PartitionMut::new(received, counts, displs.clone()));
+        self.wait(start(send, parts), LONGEST_POLL_ARRIVED)?;
+        // SAFETY: the collective that used them has completed; the partition, which borrows
+        // the received elements, goes first.
+        let (send, received) = unsafe {
+            drop(parts_loan.take_back());
+            (send_loan.take_back(), received_loan.take_back())
         };
-        Ok((parts, lent))
+        let taken = hand_over(&received, &displs, lengths, take);
+        buffers.keep_send(send);
+        buffers.keep_receive(received);
+        taken
     }
-
-    /// Each rank's bytes from a partition whose request has completed.
-    ///
-    /// # Safety
-    /// No MPI request may use `lent` any more.
-    unsafe fn take_partition(lent: Lent, lengths: &[u64]) -> Vec<Vec<u8>> {
-        // SAFETY: the caller's contract; the partition, which borrows the elements, goes first.
-        let received = unsafe {
-            drop(take_back(lent.parts_ptr));
-            take_back(lent.received_ptr)
-        };
-        split(&received, &lent.displs, lengths)
-    }
-}
-
-/// What reclaims a receive partition lent to MPI ([`MpiRanks::lend_partition`]).
-struct Lent {
-    parts_ptr: *mut Partition,
-    received_ptr: *mut [Complex64],
-    displs: Vec<Count>,
 }
 
 /// Received elements, partitioned by rank.
@@ -224,51 +243,19 @@ fn partition(lengths: &[u64]) -> Result<(Vec<Count>, Vec<Count>)> {
     Ok((counts, displs))
 }
 
-/// The bytes of each rank's contribution in `received`.
-fn split(received: &[Complex64], displs: &[Count], lengths: &[u64]) -> Vec<Vec<u8>> {
+/// Hands each rank's bytes in `received` (at `displs`, `lengths` long) to `take`.
+fn hand_over(
+    received: &[Complex64],
+    displs: &[Count],
+    lengths: &[u64],
+    take: Take<'_>,
+) -> Result<()> {
     let bytes: &[u8] = bytemuck::cast_slice(received);
-    displs
-        .iter()
-        .zip(lengths)
-        .map(|(&at, &len)| {
-            let start = at as usize * WORD;
-            bytes[start..start + len as usize].to_vec()
-        })
-        .collect()
-}
-
-/// `bytes` as whole elements (the last padded with zeros).
-fn words(bytes: &[u8]) -> Vec<Complex64> {
-    let mut words = vec![Complex64::default(); bytes.len().div_ceil(WORD)];
-    bytemuck::cast_slice_mut::<Complex64, u8>(&mut words)[..bytes.len()].copy_from_slice(bytes);
-    words
-}
-
-/// The elements of `values`, lent to MPI for a non-blocking call, with the pointer that
-/// [`take_back`] reclaims them by; they live for the rest of the process when a failure leaves
-/// the call pending.
-fn lend<T>(values: Vec<T>) -> (&'static mut [T], *mut [T]) {
-    let ptr = Box::into_raw(values.into_boxed_slice());
-    // SAFETY: `ptr` is a fresh box's, valid until `take_back`; the reference is derived from
-    // it, so taking the box back later does not invalidate a pointer MPI was given.
-    (unsafe { &mut *ptr }, ptr)
-}
-
-/// `value`, lent as [`lend`] lends elements.
-fn lend_one<T>(value: T) -> (&'static mut T, *mut T) {
-    let ptr = Box::into_raw(Box::new(value));
-    // SAFETY: as in `lend`.
-    (unsafe { &mut *ptr }, ptr)
-}
-
-/// What [`lend`] or [`lend_one`] lent, back in a box.
-///
-/// # Safety
-/// `ptr` must come from [`lend`] or [`lend_one`], be taken back once, and no MPI request may
-/// use it any more.
-unsafe fn take_back<T: ?Sized>(ptr: *mut T) -> Box<T> {
-    // SAFETY: the caller's contract: `ptr` is a leaked box nothing else uses.
-    unsafe { Box::from_raw(ptr) }
+    for (rank, (&at, &len)) in displs.iter().zip(lengths).enumerate() {
+        let start = at as usize * WORD;
+        take(rank, &bytes[start..start + len as usize])?;
+    }
+    Ok(())
 }
 
 impl Transport for MpiRanks {
@@ -280,62 +267,58 @@ impl Transport for MpiRanks {
         self.ranks
     }
 
-    fn broadcast(&self, root: usize, bytes: Vec<u8>) -> Result<Vec<u8>> {
-        let _one = self.one_at_a_time.lock().unwrap_or_else(|e| e.into_inner());
-        self.check()?;
-        let root_process = self.world.process_at_rank(root as i32);
-        let (len, len_ptr) = lend(vec![bytes.len() as u64]);
-        self.wait(root_process.immediate_broadcast_into(StaticScope, len))?;
-        // SAFETY: from `lend`; the broadcast has completed.
-        let len = unsafe { take_back(len_ptr) }[0];
+    fn broadcast(&self, root: usize, mine: &[u8], take: Take<'_>) -> Result<()> {
+        let mut buffers = self.buffers.lock().unwrap_or_else(|e| e.into_inner());
+        let len = self.root_length(root, mine.len() as u64)?;
         partition(&[len])?;
-        let (buffer, buffer_ptr) = lend(if self.rank == root {
-            words(&bytes)
+        let (elements, loan) = if self.rank == root {
+            buffers.lend_send(mine)
         } else {
-            vec![Complex64::default(); (len as usize).div_ceil(WORD)]
-        });
-        self.wait(root_process.immediate_broadcast_into(StaticScope, buffer))?;
-        // SAFETY: from `lend`; the broadcast has completed.
-        let buffer = unsafe { take_back(buffer_ptr) };
-        Ok(bytemuck::cast_slice::<Complex64, u8>(&buffer)[..len as usize].to_vec())
-    }
-
-    fn gather(&self, root: usize, bytes: Vec<u8>) -> Result<Vec<Vec<u8>>> {
-        let _one = self.one_at_a_time.lock().unwrap_or_else(|e| e.into_inner());
-        let lengths = self.all_lengths(bytes.len() as u64)?;
-        partition(&lengths)?;
-        let root_process = self.world.process_at_rank(root as i32);
-        let (mine, mine_ptr) = lend(words(&bytes));
-        let gathered = if self.rank == root {
-            let (parts, taken) = self.lend_partition(&lengths)?;
-            let request =
-                root_process.immediate_gather_varcount_into_root(StaticScope, &*mine, parts);
-            self.wait(request)?;
-            // SAFETY: the gather has completed.
-            unsafe { Self::take_partition(taken, &lengths) }
-        } else {
-            self.wait(root_process.immediate_gather_varcount_into(StaticScope, &*mine))?;
-            vec![]
+            buffers.lend_receive((len as usize).div_ceil(WORD))
         };
-        // SAFETY: from `lend`; the gather has completed.
-        drop(unsafe { take_back(mine_ptr) });
-        Ok(gathered)
+        let root_process = self.world.process_at_rank(root as i32);
+        let request = root_process.immediate_broadcast_into(StaticScope, elements);
+        self.wait(request, LONGEST_POLL_ARRIVED)?;
+        // SAFETY: the broadcast that used it has completed.
+        let elements = unsafe { loan.take_back() };
+        let taken = match self.rank == root {
+            true => take(root, mine),
+            false => take(root, &bytemuck::cast_slice(&elements)[..len as usize]),
+        };
+        match self.rank == root {
+            true => buffers.keep_send(elements),
+            false => buffers.keep_receive(elements),
+        }
+        taken
     }
 
-    fn all_gather(&self, bytes: Vec<u8>) -> Result<Vec<Vec<u8>>> {
-        let _one = self.one_at_a_time.lock().unwrap_or_else(|e| e.into_inner());
-        let lengths = self.all_lengths(bytes.len() as u64)?;
-        let (mine, mine_ptr) = lend(words(&bytes));
-        let (parts, taken) = self.lend_partition(&lengths)?;
-        self.wait(
-            self.world
-                .immediate_all_gather_varcount_into(StaticScope, &*mine, parts),
-        )?;
-        // SAFETY: from `lend`; the all-gather has completed.
-        unsafe {
-            drop(take_back(mine_ptr));
-            Ok(Self::take_partition(taken, &lengths))
+    fn gather(&self, root: usize, mine: &[u8], take: Take<'_>) -> Result<()> {
+        let mut buffers = self.buffers.lock().unwrap_or_else(|e| e.into_inner());
+        let lengths = self.all_lengths(mine.len() as u64)?;
+        let root_process = self.world.process_at_rank(root as i32);
+        if self.rank == root {
+            let start = |send, parts| {
+                root_process.immediate_gather_varcount_into_root(StaticScope, send, parts)
+            };
+            return self.gathering(&mut buffers, mine, &lengths, start, take);
         }
+        partition(&lengths)?;
+        let (send, loan) = buffers.lend_send(mine);
+        let request = root_process.immediate_gather_varcount_into(StaticScope, &*send);
+        self.wait(request, LONGEST_POLL_ARRIVED)?;
+        // SAFETY: the gather that used it has completed.
+        buffers.keep_send(unsafe { loan.take_back() });
+        Ok(())
+    }
+
+    fn all_gather(&self, mine: &[u8], take: Take<'_>) -> Result<()> {
+        let mut buffers = self.buffers.lock().unwrap_or_else(|e| e.into_inner());
+        let lengths = self.all_lengths(mine.len() as u64)?;
+        let start = |send, parts| {
+            self.world
+                .immediate_all_gather_varcount_into(StaticScope, send, parts)
+        };
+        self.gathering(&mut buffers, mine, &lengths, start, take)
     }
 
     fn check(&self) -> Result<()> {
@@ -349,7 +332,7 @@ impl Transport for MpiRanks {
         }
         *failed = Some((self.rank, why.to_string()));
         for other in self.others() {
-            let (message, _) = lend(why.as_bytes().to_vec());
+            let (message, _) = lend_vec(why.as_bytes().to_vec());
             let request = self
                 .notices
                 .process_at_rank(other as i32)

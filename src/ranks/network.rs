@@ -2,7 +2,7 @@
 //! the values this rank's send tasks posted and unpacking those its receive tasks wait for.
 
 use super::exchange_plan::{Collective, Exchange};
-use super::wire::{decode_tensors, encode_tensors};
+use super::wire::{decode_tensors, encode_tensors_into};
 use super::{ExchangeUse, Transport};
 use crate::backend::PrimitiveTimes;
 use crate::error::{Error, Result};
@@ -46,6 +46,8 @@ struct Held {
     posted: HashMap<DataId, AnyTensor>,
     /// Whether the dispatcher has finished (no more receive tasks come).
     jobs_closed: bool,
+    /// This rank's values of the exchange under way, packed (kept to pack the next into).
+    packed: Vec<u8>,
 }
 
 impl ExchangeLane {
@@ -123,10 +125,11 @@ impl ExchangeLane {
             .iter()
             .map(|id| held.posted.remove(id).expect("posted"))
             .collect();
-        let bytes = encode_tensors(&tensors);
+        encode_tensors_into(&tensors, &mut held.packed);
+        drop(tensors);
         let started = Instant::now();
         self.in_exchange.store(true, Ordering::SeqCst);
-        let arrived = self.collective(exchange, bytes);
+        let arrived = self.collective(exchange, &held.packed);
         let arrived = arrived.inspect_err(|_| self.in_exchange.store(false, Ordering::SeqCst))?;
         self.count(exchange, started.elapsed().as_secs_f64());
         for (id, tensor) in arrived {
@@ -141,41 +144,22 @@ impl ExchangeLane {
         Ok(())
     }
 
-    /// Runs the collective of `exchange` with this rank's packed `bytes`; returns the values
+    /// Runs the collective of `exchange` with this rank's `packed` values; returns the values
     /// of other ranks that this rank reads.
-    fn collective(&self, exchange: &Exchange, bytes: Vec<u8>) -> Result<Vec<(DataId, AnyTensor)>> {
+    fn collective(&self, exchange: &Exchange, packed: &[u8]) -> Result<Vec<(DataId, AnyTensor)>> {
         let t = &*self.transport;
-        let by_rank: Vec<Vec<u8>> = match exchange.collective {
-            Collective::Broadcast { root } => {
-                let got = t.broadcast(root, bytes)?;
-                (0..t.ranks())
-                    .map(|r| if r == root { got.clone() } else { vec![] })
-                    .collect()
-            }
-            Collective::Gather { root } => t.gather(root, bytes)?,
-            Collective::AllGather => t.all_gather(bytes)?,
-        };
         let rank = t.rank();
         let mut arrived = Vec::new();
-        for (from, packed) in by_rank.iter().enumerate().filter(|(r, _)| *r != rank) {
-            let made: Vec<_> = exchange.made_by(from).collect();
-            if made.is_empty() {
-                continue;
+        let mut take = |from: usize, packed: &[u8]| {
+            if from != rank {
+                arrived.extend(unpack(exchange, rank, from, packed)?);
             }
-            let what = format!("the values rank {from} sent for {}", made[0].id);
-            let tensors = decode_tensors(packed, &what)?;
-            if tensors.len() != made.len() {
-                return Err(Error::Invalid(format!(
-                    "{what}: {} arrived, {} were expected",
-                    tensors.len(),
-                    made.len()
-                )));
-            }
-            for (crossing, tensor) in made.into_iter().zip(tensors) {
-                if crossing.to.contains(&rank) {
-                    arrived.push((crossing.id, tensor));
-                }
-            }
+            Ok(())
+        };
+        match exchange.collective {
+            Collective::Broadcast { root } => t.broadcast(root, packed, &mut take)?,
+            Collective::Gather { root } => t.gather(root, packed, &mut take)?,
+            Collective::AllGather => t.all_gather(packed, &mut take)?,
         }
         Ok(arrived)
     }
@@ -214,6 +198,35 @@ impl ExchangeLane {
             }
         }
     }
+}
+
+/// The values of `exchange` that rank `from` made, decoded from its `packed` bytes, that rank
+/// `rank` reads.
+fn unpack(
+    exchange: &Exchange,
+    rank: usize,
+    from: usize,
+    packed: &[u8],
+) -> Result<Vec<(DataId, AnyTensor)>> {
+    let made: Vec<_> = exchange.made_by(from).collect();
+    if made.is_empty() {
+        return Ok(Vec::new());
+    }
+    let what = format!("the values rank {from} sent for {}", made[0].id);
+    let tensors = decode_tensors(packed, &what)?;
+    if tensors.len() != made.len() {
+        return Err(Error::Invalid(format!(
+            "{what}: {} arrived, {} were expected",
+            tensors.len(),
+            made.len()
+        )));
+    }
+    Ok(made
+        .into_iter()
+        .zip(tensors)
+        .filter(|(crossing, _)| crossing.to.contains(&rank))
+        .map(|(crossing, tensor)| (crossing.id, tensor))
+        .collect())
 }
 
 /// Reports receive task `node` done with `tensor` (or failed), having waited since `start`.

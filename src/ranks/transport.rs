@@ -2,6 +2,10 @@
 
 use crate::error::Result;
 
+/// What a collective hands each rank's bytes to, with the rank that sent them. The bytes lie
+/// in the transport's own buffers, so that a caller decoding them copies them once.
+pub type Take<'a> = &'a mut dyn FnMut(usize, &[u8]) -> Result<()>;
+
 /// Collectives over the ranks of one run. Every rank calls the same collectives in the same
 /// order; a rank that fails calls [`Transport::abort`], after which every collective on every
 /// rank, under way or to come, returns an error naming it instead of waiting.
@@ -12,18 +16,50 @@ pub trait Transport: Send + Sync {
     /// Ranks in the run.
     fn ranks(&self) -> usize;
 
-    /// `bytes` of rank `root`, on every rank (what the others pass is ignored).
-    fn broadcast(&self, root: usize, bytes: Vec<u8>) -> Result<Vec<u8>>;
+    /// Hands `mine` of rank `root` to `take` on every rank (what the others pass is ignored).
+    fn broadcast(&self, root: usize, mine: &[u8], take: Take<'_>) -> Result<()>;
 
-    /// Every rank's `bytes`, in rank order, on rank `root`; other ranks get an empty list.
-    fn gather(&self, root: usize, bytes: Vec<u8>) -> Result<Vec<Vec<u8>>>;
+    /// Hands every rank's `mine` to `take`, in rank order, on rank `root`; other ranks take
+    /// nothing.
+    fn gather(&self, root: usize, mine: &[u8], take: Take<'_>) -> Result<()>;
 
-    /// Every rank's `bytes`, in rank order, on every rank.
-    fn all_gather(&self, bytes: Vec<u8>) -> Result<Vec<Vec<u8>>>;
+    /// Hands every rank's `mine` to `take`, in rank order, on every rank.
+    fn all_gather(&self, mine: &[u8], take: Take<'_>) -> Result<()>;
 
     /// An error when another rank has failed (for waits outside the collectives).
     fn check(&self) -> Result<()>;
 
     /// Gives up the run on every rank because this one failed with `why`.
     fn abort(&self, why: &str);
+
+    /// Rank `root`'s `mine`, copied out of a broadcast (for small exchanges).
+    fn broadcast_bytes(&self, root: usize, mine: &[u8]) -> Result<Vec<u8>> {
+        let mut all = Vec::new();
+        self.broadcast(root, mine, &mut |_, bytes| {
+            all = bytes.to_vec();
+            Ok(())
+        })?;
+        Ok(all)
+    }
+
+    /// Every rank's `mine`, in rank order, copied out of an all-gather (for small exchanges).
+    fn all_gather_bytes(&self, mine: &[u8]) -> Result<Vec<Vec<u8>>> {
+        let mut all = Vec::with_capacity(self.ranks());
+        self.all_gather(mine, &mut |_, bytes| {
+            all.push(bytes.to_vec());
+            Ok(())
+        })?;
+        Ok(all)
+    }
+
+    /// Every rank's `mine`, in rank order, copied out of a gather on rank `root`; empty on
+    /// the other ranks.
+    fn gather_bytes(&self, root: usize, mine: &[u8]) -> Result<Vec<Vec<u8>>> {
+        let mut all = Vec::new();
+        self.gather(root, mine, &mut |_, bytes| {
+            all.push(bytes.to_vec());
+            Ok(())
+        })?;
+        Ok(all)
+    }
 }

@@ -9,16 +9,32 @@ use std::sync::Arc;
 /// The bytes of `tensors`: their count, then for each its type, rank, dimensions and elements.
 pub fn encode_tensors(tensors: &[AnyTensor]) -> Vec<u8> {
     let mut bytes = Vec::new();
-    push_u64(&mut bytes, tensors.len() as u64);
+    encode_tensors_into(tensors, &mut bytes);
+    bytes
+}
+
+/// Writes the bytes of `tensors` ([`encode_tensors`]) over `bytes`, whose memory it reuses.
+pub fn encode_tensors_into(tensors: &[AnyTensor], bytes: &mut Vec<u8>) {
+    bytes.clear();
+    bytes.reserve(encoded_len(tensors));
+    push_u64(bytes, tensors.len() as u64);
     for tensor in tensors {
-        push_u64(&mut bytes, type_code(tensor.dtype()));
-        push_u64(&mut bytes, tensor.shape().len() as u64);
+        push_u64(bytes, type_code(tensor.dtype()));
+        push_u64(bytes, tensor.shape().len() as u64);
         for &dim in tensor.shape() {
-            push_u64(&mut bytes, dim as u64);
+            push_u64(bytes, dim as u64);
         }
         crate::with_array!(tensor, a => bytes.extend_from_slice(bytemuck::cast_slice(a.data())));
     }
-    bytes
+}
+
+/// How many bytes [`encode_tensors`] writes for `tensors`.
+fn encoded_len(tensors: &[AnyTensor]) -> usize {
+    let header = |t: &AnyTensor| 8 * (2 + t.shape().len());
+    8 + tensors
+        .iter()
+        .map(|t| header(t) + t.bytes() as usize)
+        .sum::<usize>()
 }
 
 /// The tensors `encode_tensors` wrote into `bytes`; an error naming `what` when they are
