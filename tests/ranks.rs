@@ -446,21 +446,25 @@ fn rank_graphs_keep_their_devices_tasks_and_pair_every_send_with_receives() {
 #[cfg(not(feature = "mpi"))]
 #[test]
 fn a_build_without_mpi_refuses_to_be_one_of_several_ranks() {
-    let dir = tempfile::tempdir().unwrap();
-    let problem = common::problem_dir(dir.path());
-    let out = dir.path().join("out");
-    let output = common::srcflow(&["run", &problem, "--chi-out", "8", "--out"])
-        .arg(&out)
-        .env("OMPI_COMM_WORLD_SIZE", "2")
-        .output()
-        .unwrap();
-    assert!(!output.status.success());
-    let err = common::stderr(&output);
-    assert!(
-        err.contains("mpirun started 2 ranks") && err.contains("--features mpi"),
-        "{err}"
-    );
-    assert!(!out.exists());
+    let mpirun = [("OMPI_COMM_WORLD_RANK", "0"), ("OMPI_COMM_WORLD_SIZE", "2")];
+    let srun = [("PMIX_RANK", "1"), ("SLURM_STEP_NUM_TASKS", "3")];
+    for (launcher, ranks) in [(&mpirun, 2), (&srun, 3)] {
+        let dir = tempfile::tempdir().unwrap();
+        let problem = common::problem_dir(dir.path());
+        let out = dir.path().join("out");
+        let output = common::srcflow(&["run", &problem, "--chi-out", "8", "--out"])
+            .arg(&out)
+            .envs(launcher.iter().copied())
+            .output()
+            .unwrap();
+        assert!(!output.status.success());
+        let err = common::stderr(&output);
+        assert!(
+            err.contains(&format!("started {ranks} ranks")) && err.contains("--features mpi"),
+            "{err}"
+        );
+        assert!(!out.exists());
+    }
 }
 
 #[test]
