@@ -448,19 +448,28 @@ fn rank_graphs_keep_their_devices_tasks_and_pair_every_send_with_receives() {
 fn a_build_without_mpi_refuses_to_be_one_of_several_ranks() {
     let mpirun = [("OMPI_COMM_WORLD_RANK", "0"), ("OMPI_COMM_WORLD_SIZE", "2")];
     let srun = [("PMIX_RANK", "1"), ("SLURM_STEP_NUM_TASKS", "3")];
-    for (launcher, ranks) in [(&mpirun, 2), (&srun, 3)] {
+    let pmix_alone = [("PMIX_RANK", "1")];
+    let launches: [(&[(&str, &str)], &str); 3] = [
+        (&mpirun, "started 2 ranks"),
+        (&srun, "started 3 ranks"),
+        (&pmix_alone, "as rank 1"),
+    ];
+    for (launcher, said) in launches {
         let dir = tempfile::tempdir().unwrap();
         let problem = common::problem_dir(dir.path());
         let out = dir.path().join("out");
         let output = common::srcflow(&["run", &problem, "--chi-out", "8", "--out"])
             .arg(&out)
+            .env_remove("OMPI_COMM_WORLD_RANK")
+            .env_remove("PMI_RANK")
+            .env_remove("PMIX_RANK")
             .envs(launcher.iter().copied())
             .output()
             .unwrap();
         assert!(!output.status.success());
         let err = common::stderr(&output);
         assert!(
-            err.contains(&format!("started {ranks} ranks")) && err.contains("--features mpi"),
+            err.contains(said) && err.contains("--features mpi"),
             "{err}"
         );
         assert!(!out.exists());

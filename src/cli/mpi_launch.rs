@@ -16,18 +16,27 @@ const LAUNCHERS: [(&str, &str); 3] = [
     ("PMIX_RANK", "SLURM_STEP_NUM_TASKS"),
 ];
 
-/// Ranks a launcher ([`LAUNCHERS`]) started, when one started this process.
-fn launched_ranks() -> Option<usize> {
-    ranks_in(|name| std::env::var(name).ok())
+/// How a launcher started this process: the rank it gave it, and how many ranks it started
+/// when its variables say.
+#[derive(Debug, PartialEq)]
+struct Launch {
+    rank: String,
+    ranks: Option<usize>,
 }
 
-/// Ranks the first launcher whose rank variable is set says it started, reading variables
-/// with `var`.
-fn ranks_in(var: impl Fn(&str) -> Option<String>) -> Option<usize> {
-    LAUNCHERS
-        .iter()
-        .filter(|(rank, _)| var(rank).is_some())
-        .find_map(|(_, size)| var(size)?.parse().ok())
+/// How a launcher ([`LAUNCHERS`]) started this process, when one did.
+fn launch() -> Option<Launch> {
+    launch_in(|name| std::env::var(name).ok())
+}
+
+/// The launch of the first launcher whose rank variable is set, reading variables with `var`.
+fn launch_in(var: impl Fn(&str) -> Option<String>) -> Option<Launch> {
+    LAUNCHERS.iter().find_map(|(rank, size)| {
+        Some(Launch {
+            rank: var(rank)?,
+            ranks: var(size).and_then(|ranks| ranks.parse().ok()),
+        })
+    })
 }
 
 /// Runs `run` as one rank of several when a launcher started this process with others, else
@@ -38,10 +47,20 @@ pub fn run_ranked(run: impl FnOnce(Option<Arc<dyn Transport>>) -> Result<()>) ->
     use srcflow::ranks::MpiRanks;
     /// How long a failed rank waits for the others to clean up before it exits.
     const CLEAN_UP_BOUND: std::time::Duration = std::time::Duration::from_secs(20);
-    if launched_ranks().is_none_or(|ranks| ranks < 2) {
-        return run(None);
+    match launch() {
+        None => return run(None),
+        Some(Launch {
+            ranks: Some(ranks), ..
+        }) if ranks < 2 => return run(None),
+        // A launcher that does not say how many ranks it started: MPI knows.
+        Some(_) => {}
     }
     let (universe, ranks) = MpiRanks::start()?;
+    if ranks.ranks() < 2 {
+        drop(ranks);
+        drop(universe);
+        return run(None);
+    }
     let ranks = Arc::new(ranks);
     match run(Some(ranks.clone())) {
         Ok(()) => {
@@ -63,11 +82,21 @@ pub fn run_ranked(run: impl FnOnce(Option<Arc<dyn Transport>>) -> Result<()>) ->
 /// without MPI cannot join.
 #[cfg(not(feature = "mpi"))]
 pub fn run_ranked(run: impl FnOnce(Option<Arc<dyn Transport>>) -> Result<()>) -> Result<()> {
-    match launched_ranks() {
-        Some(ranks) if ranks > 1 => Err(srcflow::Error::Invalid(format!(
+    /// How to build srcflow that joins ranks.
+    const BUILD: &str = "build it with `cargo build --release --features mpi` \
+                         (tools/mpi_setup.sh installs what that needs)";
+    match launch() {
+        Some(Launch {
+            ranks: Some(ranks), ..
+        }) if ranks > 1 => Err(srcflow::Error::Invalid(format!(
             "a launcher (mpirun or srun) started {ranks} ranks, but this srcflow was built \
-             without MPI: build it with `cargo build --release --features mpi` \
-             (tools/mpi_setup.sh installs what that needs)"
+             without MPI: {BUILD}"
+        ))),
+        // Rank 0 of a launch that does not say its size runs alone; the others refuse, so
+        // that no two processes write the output.
+        Some(Launch { rank, ranks: None }) if rank != "0" => Err(srcflow::Error::Invalid(format!(
+            "a launcher started this process as rank {rank}, but this srcflow was built \
+             without MPI: {BUILD}"
         ))),
         _ => run(None),
     }
@@ -75,33 +104,47 @@ pub fn run_ranked(run: impl FnOnce(Option<Arc<dyn Transport>>) -> Result<()>) ->
 
 #[cfg(test)]
 mod tests {
-    use super::ranks_in;
+    use super::{launch_in, Launch};
     use std::collections::HashMap;
 
-    /// Ranks in an environment of `vars`.
-    fn ranks(vars: &[(&str, &str)]) -> Option<usize> {
+    /// The launch in an environment of `vars`.
+    fn launch(vars: &[(&str, &str)]) -> Option<Launch> {
         let vars: HashMap<&str, &str> = vars.iter().copied().collect();
-        ranks_in(|name| vars.get(name).map(|v| v.to_string()))
+        launch_in(|name| vars.get(name).map(|v| v.to_string()))
+    }
+
+    /// A launch as rank `rank` of `ranks`.
+    fn of(rank: &str, ranks: Option<usize>) -> Option<Launch> {
+        let rank = rank.to_string();
+        Some(Launch { rank, ranks })
     }
 
     #[test]
     fn each_launcher_is_recognised_by_its_rank_and_counted_by_its_size() {
         let mpirun = [("OMPI_COMM_WORLD_RANK", "1"), ("OMPI_COMM_WORLD_SIZE", "3")];
-        assert_eq!(ranks(&mpirun), Some(3));
-        assert_eq!(ranks(&[("PMI_RANK", "0"), ("PMI_SIZE", "2")]), Some(2));
+        assert_eq!(launch(&mpirun), of("1", Some(3)));
+        let pmi = [("PMI_RANK", "0"), ("PMI_SIZE", "2")];
+        assert_eq!(launch(&pmi), of("0", Some(2)));
         let srun = [
             ("PMIX_RANK", "5"),
             ("SLURM_STEP_NUM_TASKS", "8"),
             ("SLURM_NTASKS", "16"),
         ];
-        assert_eq!(ranks(&srun), Some(8));
+        assert_eq!(launch(&srun), of("5", Some(8)));
+        // Open MPI 5's mpirun also names the rank in PMIx: its own variables come first.
+        let mpirun_5 = [
+            ("PMIX_RANK", "2"),
+            ("OMPI_COMM_WORLD_RANK", "2"),
+            ("OMPI_COMM_WORLD_SIZE", "4"),
+        ];
+        assert_eq!(launch(&mpirun_5), of("2", Some(4)));
     }
 
     #[test]
-    fn slurm_without_an_mpi_launch_is_no_launch() {
-        // `srun` without `--mpi` starts independent processes: each runs alone.
-        assert_eq!(ranks(&[("SLURM_STEP_NUM_TASKS", "4")]), None);
-        assert_eq!(ranks(&[]), None);
-        assert_eq!(ranks(&[("PMIX_RANK", "0")]), None);
+    fn a_launch_without_its_size_is_still_a_launch_and_no_rank_is_none() {
+        assert_eq!(launch(&[("PMIX_RANK", "3")]), of("3", None));
+        // `srun` without an MPI plugin starts independent processes: each runs alone.
+        assert_eq!(launch(&[("SLURM_STEP_NUM_TASKS", "4")]), None);
+        assert_eq!(launch(&[]), None);
     }
 }

@@ -1,4 +1,4 @@
-//! `MpiRanks`: the transport of a run under `mpirun`. Values travel as MPI collectives on
+//! `MpiRanks`: the transport of a run under a launcher (`mpirun`, `srun`). Values travel as MPI collectives on
 //! complex elements (`MPI_C_DOUBLE_COMPLEX`, so one call carries up to 32 GB), started
 //! non-blocking and polled, so that a failure notice from another rank ends the wait.
 
@@ -28,10 +28,10 @@ const FIRST_POLL: Duration = Duration::from_micros(20);
 /// lengths that open every collective), which may still be computing.
 const LONGEST_POLL: Duration = Duration::from_millis(1);
 /// The longest sleep between two tests of a request once every rank has arrived (the
-/// elements): MPI moves a large message only while both ends test it.
+/// elements, after the lengths): MPI moves a large message only while both ends test it.
 const LONGEST_POLL_ARRIVED: Duration = Duration::from_micros(50);
 
-/// One rank of a run under `mpirun`.
+/// One rank of a run under a launcher (`mpirun`, `srun`).
 pub struct MpiRanks {
     /// The communicator of the collectives.
     world: SimpleCommunicator,
@@ -170,19 +170,6 @@ impl MpiRanks {
         }
     }
 
-    /// Root's `len`, on every rank.
-    fn root_length(&self, root: usize, len: u64) -> Result<u64> {
-        self.check()?;
-        let (len, loan) = lend_vec(vec![len]);
-        let root = self.world.process_at_rank(root as i32);
-        self.wait(
-            root.immediate_broadcast_into(StaticScope, len),
-            LONGEST_POLL,
-        )?;
-        // SAFETY: the broadcast that used it has completed.
-        Ok(unsafe { loan.take_back() }[0])
-    }
-
     /// Runs a gather or all-gather (`start` starts it with this rank's elements and the
     /// partition of the received ones) of every rank's bytes, `lengths` of them, and hands
     /// them to `take`.
@@ -219,28 +206,36 @@ impl MpiRanks {
 /// Received elements, partitioned by rank.
 type Partition = PartitionMut<'static, [Complex64], Vec<Count>, Vec<Count>>;
 
-/// Element counts and offsets of contributions of `lengths` bytes, or an error when one is
-/// past what one MPI call can carry.
+/// Element counts and offsets of contributions of `lengths` bytes, or an error when all of
+/// them together are past what one MPI call can carry (then so may be one of them).
 fn partition(lengths: &[u64]) -> Result<(Vec<Count>, Vec<Count>)> {
-    let mut counts = Vec::with_capacity(lengths.len());
-    let mut displs = Vec::with_capacity(lengths.len());
-    let mut at: u64 = 0;
-    for (rank, &len) in lengths.iter().enumerate() {
-        let words = len.div_ceil(WORD as u64);
-        let fits = |n: u64| Count::try_from(n).ok();
-        let (Some(count), Some(displ)) = (fits(words), fits(at)) else {
-            return Err(Error::Invalid(format!(
-                "an exchange of {} bytes (rank {rank}: {len}) is past what one MPI call \
-                 carries, {} (use more ranks or devices)",
-                lengths.iter().sum::<u64>(),
-                Count::MAX as u64 * WORD as u64
-            )));
-        };
-        counts.push(count);
-        displs.push(displ);
-        at += words;
+    let words: Vec<u64> = lengths
+        .iter()
+        .map(|len| len.div_ceil(WORD as u64))
+        .collect();
+    let total: u64 = words.iter().sum();
+    if Count::try_from(total).is_err() {
+        let (rank, most) = lengths
+            .iter()
+            .enumerate()
+            .max_by_key(|(_, &len)| len)
+            .expect("ranks");
+        return Err(Error::Invalid(format!(
+            "an exchange of {} bytes (rank {rank}: {most}) is past what one MPI call carries, \
+             {} (use more ranks or devices)",
+            lengths.iter().sum::<u64>(),
+            Count::MAX as u64 * WORD as u64
+        )));
     }
-    Ok((counts, displs))
+    let displs = words
+        .iter()
+        .scan(0, |at, &w| {
+            let displ = *at;
+            *at += w;
+            Some(displ as Count)
+        })
+        .collect();
+    Ok((words.iter().map(|&w| w as Count).collect(), displs))
 }
 
 /// Hands each rank's bytes in `received` (at `displs`, `lengths` long) to `take`.
@@ -269,7 +264,9 @@ impl Transport for MpiRanks {
 
     fn broadcast(&self, root: usize, mine: &[u8], take: Take<'_>) -> Result<()> {
         let mut buffers = self.buffers.lock().unwrap_or_else(|e| e.into_inner());
-        let len = self.root_length(root, mine.len() as u64)?;
+        // Every rank's length, not only root's: once it completes every rank has arrived, so
+        // the elements are polled closely (a broadcast alone completes on root when sent).
+        let len = self.all_lengths(mine.len() as u64)?[root];
         partition(&[len])?;
         let (elements, loan) = if self.rank == root {
             buffers.lend_send(mine)

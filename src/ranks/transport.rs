@@ -2,8 +2,10 @@
 
 use crate::error::Result;
 
-/// What a collective hands each rank's bytes to, with the rank that sent them. The bytes lie
-/// in the transport's own buffers, so that a caller decoding them copies them once.
+/// What a collective hands each rank's bytes to (this rank's own among them), with the rank
+/// that sent them. The bytes are valid only during the call, and may lie in the transport's
+/// own buffers, so that a caller decoding them copies them once; it must not start another
+/// collective on the same transport.
 pub type Take<'a> = &'a mut dyn FnMut(usize, &[u8]) -> Result<()>;
 
 /// Collectives over the ranks of one run. Every rank calls the same collectives in the same

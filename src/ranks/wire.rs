@@ -15,8 +15,12 @@ pub fn encode_tensors(tensors: &[AnyTensor]) -> Vec<u8> {
 
 /// Writes the bytes of `tensors` ([`encode_tensors`]) over `bytes`, whose memory it reuses.
 pub fn encode_tensors_into(tensors: &[AnyTensor], bytes: &mut Vec<u8>) {
-    bytes.clear();
-    bytes.reserve(encoded_len(tensors));
+    let len = encoded_len(tensors);
+    match bytes.capacity() < len {
+        // A new buffer: growing the old one would copy what it held.
+        true => *bytes = Vec::with_capacity(len),
+        false => bytes.clear(),
+    }
     push_u64(bytes, tensors.len() as u64);
     for tensor in tensors {
         push_u64(bytes, type_code(tensor.dtype()));
