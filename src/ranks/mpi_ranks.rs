@@ -1,6 +1,6 @@
-//! `MpiRanks`: the transport of a run under a launcher (`mpirun`, `srun`). Values travel as MPI collectives on
-//! complex elements (`MPI_C_DOUBLE_COMPLEX`, so one call carries up to 32 GB), started
-//! non-blocking and polled, so that a failure notice from another rank ends the wait.
+//! `MpiRanks`: the transport of a run under a launcher (`mpirun`, `srun`). Values travel as MPI
+//! collectives on complex elements (`MPI_C_DOUBLE_COMPLEX`, so one call carries up to 32 GB),
+//! started non-blocking and polled, so that a failure notice from another rank ends the wait.
 
 use super::mpi_buffers::{lend_one, lend_vec, WordBuffers, WORD};
 use super::{Take, Transport};
