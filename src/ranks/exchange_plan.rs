@@ -84,9 +84,9 @@ impl Group {
 
 /// The exchanges of `crossings` in `graph`, ordered by the sweep step of the last task that
 /// makes one of their values, then by its place in one topological order of the whole graph
-/// (the same on every rank), then by the value's name. Steps never fall along an edge, so every value an exchange's
-/// makers depend on has crossed in an earlier exchange; and the scheduler, which paces reads
-/// by step, makes the values of each exchange before those of later steps.
+/// (the same on every rank), then by the value's name. Steps never fall along an edge, so every
+/// value an exchange's makers depend on has crossed in an earlier exchange; and the scheduler,
+/// which paces reads by step, makes the values of each exchange before those of later steps.
 pub fn exchanges(graph: &SweepGraph, crossings: &HashMap<DataId, Crossing>) -> Vec<Exchange> {
     let order = toposort(&graph.graph, None).expect("a sweep graph has no cycle");
     let position: HashMap<NodeIndex, usize> =
