@@ -1,6 +1,8 @@
 //! `WordBuffers`: the buffers `MpiRanks` lends MPI for a collective's elements, kept from one
-//! collective to the next. A fresh buffer of megabytes costs a page fault per 4 KiB page each
-//! time it is written; the same buffer written again costs a copy at memory speed.
+//! collective to the next. The binary's block cache (`crate::alloc`) reuses a freed buffer
+//! only for a request of its size class and maps a fresh one otherwise, whose pages fault on
+//! first touch; exchanges change size from site to site, so one buffer as large as the largest
+//! so far serves them all, written again at memory speed.
 //!
 //! A non-blocking call holds its buffers until it completes, so they are lent for good
 //! (`'static`) and taken back ([`Loan`]) only once the request has completed: a failure that
