@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # This tree's srcflow against a binary built from another commit, in one run on this machine:
 # wall time of `srcflow run` on MPO·MPS and MPO·MPO shapes (the MPO·MPO in both orders) and
-# on an out-of-core MPO·MPS (environments on device, host and disk), alternating the
+# on an out-of-core MPO·MPS (environments on device, host and disk), and on two devices of one
+# thread each (the split that MPI ranks run, benches/mpi_ranks.sh), alternating the
 # two binaries, and whether their outputs are bitwise equal. Prints a markdown table.
 #
 #   benches/against_commit.sh                 # against HEAD (the commit before uncommitted work)
@@ -18,7 +19,7 @@ REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$REPO"
 REV="${1:-HEAD}"
 REPS="${REPS:-3}"
-CASES="${CASES:-mps-small mps-large mpo-wide mpo-narrow out-of-core}"
+CASES="${CASES:-mps-small mps-large mpo-wide mpo-narrow out-of-core mps-devices}"
 WORK="${SRCFLOW_BENCH_DIR:-$REPO/target/bench/against-commit}"
 COMMIT="$(git rev-parse --verify "$REV^{commit}")"
 cargo build --release --quiet
@@ -47,6 +48,8 @@ for case in $CASES; do
         mpo-narrow) gen="identity --sites 16 --mpo-bond 4 --bond 96"; opts="--chi-out 128" ;;
         out-of-core) gen="random --sites 30 --bond 128 --mpo-bond 16"
             opts="--chi-out 128 --host-memory 95MB --device-memory 30MB" ;;
+        mps-devices) gen="random --sites 24 --bond 256 --mpo-bond 32"
+            opts="--chi-out 256 --devices 2 --threads 1 --no-fold" ;;
         *) echo "unknown case $case" >&2; exit 2 ;;
     esac
     dir="$WORK/$case"

@@ -169,6 +169,17 @@ fn matmul(a: &Dense, b: &Dense) -> Dense {
     }
 }
 
+/// Matrices of equal dimensions stacked along a new first axis.
+fn stacked(matrices: &[Dense]) -> Dense {
+    let mut dims = vec![matrices.len()];
+    dims.extend(&matrices[0].dims);
+    let data = matrices
+        .iter()
+        .flat_map(|d| d.data.iter().copied())
+        .collect();
+    Dense { dims, data }
+}
+
 /// The identity matrix of size `n`.
 fn identity(n: usize) -> Dense {
     let data = (0..n * n)
@@ -316,6 +327,36 @@ fn batched_gemm_reads_operands_stored_transposed() {
                 assert_close(&Dense::of(backend, out), &want, dtype, &what);
             }
         }
+    });
+}
+
+#[test]
+fn batched_gemm_reads_large_left_operands_stored_transposed() {
+    // Sizes at which the CPU backend copies such an operand into row-major order first.
+    let (m, n, k) = (256, 256, 257);
+    on_every_backend(|backend, dtype| {
+        let stored_a: Vec<Dense> = (0..2)
+            .map(|i| Dense::random(&[k, m], 6 + i, dtype))
+            .collect();
+        let b: Vec<Dense> = (0..2)
+            .map(|i| Dense::random(&[k, n], 8 + i, dtype))
+            .collect();
+        let gemm = Gemm {
+            transpose_a: true,
+            conj_a: true,
+            ..Gemm::new(2, m, n, k)
+        };
+        let out = backend
+            .batched_gemm(
+                &stacked(&stored_a).on(backend, dtype),
+                &stacked(&b).on(backend, dtype),
+                gemm,
+                vec![2, m, n],
+            )
+            .unwrap();
+        let want = stacked(&[0, 1].map(|i| matmul(&stored_a[i].adjoint(), &b[i])));
+        let what = "large batched GEMM, left operand transposed";
+        assert_close(&Dense::of(backend, out), &want, dtype, what);
     });
 }
 

@@ -21,8 +21,8 @@ pub struct Work {
     pub gemm_bytes: f64,
     /// Bytes of the GEMMs' results: memory each GEMM takes fresh and writes.
     pub gemm_output_bytes: f64,
-    /// Real flops of the GEMMs whose left operand is read transposed (a slower access on
-    /// the CPU), counted again here so a model can charge them extra.
+    /// Real flops of the GEMMs whose left operand is stored transposed (on the CPU, read at
+    /// a slower rate or copied first), counted again here so a model can charge them extra.
     pub transposed_flops: f64,
     /// Bytes permuting copies read and write (operands into GEMM order, results into a layout).
     pub copied_bytes: f64,
