@@ -376,6 +376,28 @@ fn each_exchange_needs_only_values_of_earlier_exchanges() {
 }
 
 #[test]
+fn a_gathers_root_receives_once_it_has_computed_its_own_part() {
+    for (ranks, devices) in [(2, 2), (3, 4)] {
+        let whole = graph(&mpo_mps(), devices, 2);
+        let root = RankGraph::of(&whole, RankLayout::new(0, ranks, devices).unwrap());
+        let g = &root.graph.graph;
+        assert!(petgraph::algo::toposort(g, None).is_ok(), "a cycle");
+        let mut receives = 0;
+        for node in g.node_indices().filter(|&n| g[n].op == Op::Receive) {
+            let DataId::Sketch { site, .. } = g[node].outputs[0] else {
+                continue;
+            };
+            receives += 1;
+            let after_own_sketch = g
+                .neighbors_directed(node, petgraph::Direction::Incoming)
+                .any(|maker| g[maker].op == Op::Sketch && g[maker].site == site);
+            assert!(after_own_sketch, "{} waits for nothing", g[node]);
+        }
+        assert!(receives > 0, "no sketch block gathered to rank 0");
+    }
+}
+
+#[test]
 fn rank_graphs_keep_their_devices_tasks_and_pair_every_send_with_receives() {
     let whole = graph(&mpo_mps(), 3, 2);
     let (ranks, devices) = (2, 3);

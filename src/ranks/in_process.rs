@@ -68,11 +68,15 @@ impl InProcessRanks {
         self.shared.state.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Every rank's bytes of this rank's next collective `call`, once all have called it.
+    /// Every rank's bytes of this rank's next collective `call`, once all have called it; the
+    /// reason of a rank that gave up, once one has (before an out-of-step call is noticed).
     fn exchange(&self, call: Call, bytes: Vec<u8>) -> Result<Vec<Vec<u8>>> {
         let number = self.calls.fetch_add(1, Ordering::SeqCst);
         let ranks = self.shared.ranks;
         let mut state = self.lock();
+        if let Some((rank, why)) = &state.aborted {
+            return Err(aborted(*rank, why));
+        }
         let round = state.rounds.entry(number).or_insert_with(|| Round {
             call,
             bytes: vec![None; ranks],

@@ -98,8 +98,8 @@ impl ExchangeLane {
             .take()
     }
 
-    /// Runs `exchange`: waits for this rank's values, runs the collective, and hands over the
-    /// values this rank reads.
+    /// Runs `exchange`: waits until this rank is ready for it ([`Self::ready_for`]), runs the
+    /// collective, and hands over the values this rank reads.
     fn run(
         &self,
         exchange: &Exchange,
@@ -109,7 +109,7 @@ impl ExchangeLane {
     ) -> Result<()> {
         let rank = self.transport.rank();
         let mine: Vec<DataId> = exchange.made_by(rank).map(|c| c.id).collect();
-        while !mine.iter().all(|id| held.posted.contains_key(id)) {
+        while !self.ready_for(exchange, &mine, held) {
             if held.jobs_closed {
                 held.posted.extend(self.posts.1.try_iter());
                 if let Some(id) = mine.iter().find(|id| !held.posted.contains_key(id)) {
@@ -142,6 +142,23 @@ impl ExchangeLane {
         }
         self.in_exchange.store(false, Ordering::SeqCst);
         Ok(())
+    }
+
+    /// True when this rank may join `exchange`: it has posted every value it sends (`mine`),
+    /// and where it sends none but reads some, a receive task for one of them waits (the
+    /// receive task of a gather to this rank waits for its own part, so the lane does not poll
+    /// MPI while its devices compute it). Once no more tasks come, it joins regardless.
+    fn ready_for(&self, exchange: &Exchange, mine: &[DataId], held: &Held) -> bool {
+        if !mine.iter().all(|id| held.posted.contains_key(id)) {
+            return false;
+        }
+        if !mine.is_empty() || held.jobs_closed {
+            return true;
+        }
+        let rank = self.transport.rank();
+        let mut reads = exchange.values.iter().filter(|c| c.to.contains(&rank));
+        let reads_none = reads.clone().next().is_none();
+        reads_none || reads.any(|c| held.waiting.contains_key(&c.id))
     }
 
     /// Runs the collective of `exchange` with this rank's `packed` values; returns the values
