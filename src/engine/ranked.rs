@@ -4,7 +4,7 @@
 use super::MemorySink;
 use crate::error::{Error, Result};
 use crate::graph::SweepGraph;
-use crate::ranks::{decode_tensors, encode_tensors, Exchange, ExchangeLane, RankLayout, Transport};
+use crate::ranks::{decode_tensors, Encoded, Exchange, ExchangeLane, RankLayout, Transport};
 use crate::sched::RunLog;
 use crate::tensor::AnyTensor;
 use crate::trace::{join_rank_traces, rank_trace};
@@ -72,7 +72,7 @@ pub(super) fn join_traces(
 ) -> Result<Option<serde_json::Value>> {
     let mine = rank_trace(graph, log, layout).to_string().into_bytes();
     let mut traces = Vec::with_capacity(layout.ranks);
-    transport.gather(0, &mine, &mut |rank, bytes| {
+    transport.gather(0, &mine.as_slice(), &mut |rank, bytes| {
         let trace = serde_json::from_slice(bytes)
             .map_err(|e| Error::Invalid(format!("the trace rank {rank} sent is not JSON: {e}")))?;
         traces.push(trace);
@@ -90,21 +90,20 @@ pub(super) fn share_output(
     graph: &SweepGraph,
     sink: MemorySink,
 ) -> Result<Train> {
-    let bytes = if transport.rank() == 0 {
+    let mine: Vec<AnyTensor> = if transport.rank() == 0 {
         let train = sink
             .into_train()
             .inspect_err(|e| transport.abort(&e.to_string()))?;
-        let cores: Vec<AnyTensor> = train
+        train
             .into_cores()
             .into_iter()
             .map(AnyTensor::from)
-            .collect();
-        encode_tensors(&cores)
+            .collect()
     } else {
         Vec::new()
     };
     let mut cores = Vec::new();
-    transport.broadcast(0, &bytes, &mut |_, shared| {
+    transport.broadcast(0, &Encoded(&mine), &mut |_, shared| {
         let shared = decode_tensors(shared, "the product rank 0 sent")?;
         cores = shared.iter().map(AnyTensor::to_c64).collect();
         Ok(())

@@ -144,7 +144,7 @@ pub enum Lane {
     DiskRead,
     /// Copies between devices (gathers, scatters and all-gathers).
     Collective,
-    /// Values exchanged with other ranks (MPI collectives). Under MPI it runs many tasks at
+    /// Values exchanged with other ranks (over MPI). Under MPI it runs many tasks at
     /// once, each waiting for its value to arrive; a simulation runs one message at a time.
     Network,
 }

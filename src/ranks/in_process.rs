@@ -1,7 +1,7 @@
 //! `InProcessRanks`: the ranks of a run as threads of one process, exchanging through shared
 //! memory. The tests run every rank protocol on it; MPI's transport runs the same collectives.
 
-use super::{Take, Transport};
+use super::{Payload, Take, Transport};
 use crate::error::{Error, Result};
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -117,6 +117,13 @@ impl InProcessRanks {
     }
 }
 
+/// The bytes `mine` writes.
+fn bytes_of(mine: &dyn Payload) -> Vec<u8> {
+    let mut bytes = vec![0; mine.byte_len()];
+    mine.write_to(&mut bytes);
+    bytes
+}
+
 /// Hands every rank's bytes in `all` to `take`, in rank order.
 fn hand_over(all: Vec<Vec<u8>>, take: Take<'_>) -> Result<()> {
     all.iter()
@@ -138,21 +145,21 @@ impl Transport for InProcessRanks {
         self.shared.ranks
     }
 
-    fn broadcast(&self, root: usize, mine: &[u8], take: Take<'_>) -> Result<()> {
-        let all = self.exchange(Call::Broadcast(root), mine.to_vec())?;
+    fn broadcast(&self, root: usize, mine: &dyn Payload, take: Take<'_>) -> Result<()> {
+        let all = self.exchange(Call::Broadcast(root), bytes_of(mine))?;
         take(root, &all[root])
     }
 
-    fn gather(&self, root: usize, mine: &[u8], take: Take<'_>) -> Result<()> {
-        let all = self.exchange(Call::Gather(root), mine.to_vec())?;
+    fn gather(&self, root: usize, mine: &dyn Payload, take: Take<'_>) -> Result<()> {
+        let all = self.exchange(Call::Gather(root), bytes_of(mine))?;
         if self.rank == root {
             hand_over(all, take)?;
         }
         Ok(())
     }
 
-    fn all_gather(&self, mine: &[u8], take: Take<'_>) -> Result<()> {
-        let all = self.exchange(Call::AllGather, mine.to_vec())?;
+    fn all_gather(&self, mine: &dyn Payload, take: Take<'_>) -> Result<()> {
+        let all = self.exchange(Call::AllGather, bytes_of(mine))?;
         hand_over(all, take)
     }
 
@@ -187,7 +194,7 @@ mod tests {
                     s.spawn(move || {
                         let me = [t.rank() as u8];
                         let mut b = vec![];
-                        t.broadcast(1, &me, &mut |from, bytes| {
+                        t.broadcast(1, &me.as_slice(), &mut |from, bytes| {
                             b.push((from, bytes.to_vec()));
                             Ok(())
                         })

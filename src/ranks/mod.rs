@@ -36,5 +36,5 @@ pub use localize::RankGraph;
 #[cfg(feature = "mpi")]
 pub use mpi_ranks::MpiRanks;
 pub(crate) use network::{ExchangeLane, Post};
-pub use transport::{Take, Transport};
-pub(crate) use wire::{decode_tensors, encode_tensors};
+pub use transport::{Payload, Take, Transport};
+pub(crate) use wire::{decode_tensors, Encoded};

@@ -1,50 +1,58 @@
-//! `WordBuffers`: the buffers `MpiRanks` lends MPI for a collective's elements, kept from one
-//! collective to the next. The binary's block cache (`crate::alloc`) reuses a freed buffer
-//! only for a request of its size class and maps a fresh one otherwise, whose pages fault on
-//! first touch; exchanges change size from site to site, so one buffer as large as the largest
-//! so far serves them all, written again at memory speed.
+//! `WordBuffer`: the buffer `MpiRanks` lends MPI for a collective's elements, kept from one
+//! collective to the next. Every rank's part has its slot in it: this rank writes its own
+//! there, sends it from there, and receives the others' into theirs. The binary's block cache
+//! (`crate::alloc`) reuses a freed buffer only for a request of its size class and maps a fresh
+//! one otherwise, whose pages fault on first touch; exchanges change size from site to site,
+//! so one buffer as large as the largest so far serves them all, written again at memory speed.
 //!
-//! A non-blocking call holds its buffers until it completes, so they are lent for good
-//! (`'static`) and taken back ([`Loan`]) only once the request has completed: a failure that
-//! leaves the call pending leaves them lent for the rest of the process.
+//! A non-blocking call holds its buffer until it completes, so it is lent for good
+//! (`'static`) and taken back ([`Loan`]) only once the requests have completed: a failure that
+//! leaves a call pending leaves it lent for the rest of the process.
 
+use super::Payload;
 use num_complex::Complex64;
 
-/// Bytes per element on the wire (MPI moves `MPI_C_DOUBLE_COMPLEX` elements).
-pub(super) const WORD: usize = std::mem::size_of::<Complex64>();
-
-/// The buffers of this rank's elements and of the elements it receives.
+/// The buffer of every rank's elements in one collective.
 #[derive(Default)]
-pub(super) struct WordBuffers {
-    send: Box<[Complex64]>,
-    receive: Box<[Complex64]>,
+pub(super) struct WordBuffer {
+    words: Box<[Complex64]>,
 }
 
-impl WordBuffers {
-    /// Lends the send buffer holding `bytes` as whole elements (the last padded with zeros).
-    pub fn lend_send(&mut self, bytes: &[u8]) -> (&'static mut [Complex64], Loan<[Complex64]>) {
-        let words = bytes.len().div_ceil(WORD);
-        let mut buffer = at_least(std::mem::take(&mut self.send), words);
-        let view = bytemuck::cast_slice_mut::<Complex64, u8>(&mut buffer[..words]);
-        view[..bytes.len()].copy_from_slice(bytes);
-        view[bytes.len()..].fill(0);
-        lend_slice(buffer, words)
+impl WordBuffer {
+    /// Lends the buffer, with room for `words` elements.
+    pub fn lend(&mut self, words: usize) -> (&'static mut [Complex64], Loan<[Complex64]>) {
+        lend_slice(at_least(std::mem::take(&mut self.words), words), words)
     }
 
-    /// Lends the receive buffer, with room for `words` elements.
-    pub fn lend_receive(&mut self, words: usize) -> (&'static mut [Complex64], Loan<[Complex64]>) {
-        lend_slice(at_least(std::mem::take(&mut self.receive), words), words)
+    /// Keeps `words` for the next collective.
+    pub fn keep(&mut self, words: Box<[Complex64]>) {
+        self.words = words;
     }
+}
 
-    /// Keeps `send` for the next collective.
-    pub fn keep_send(&mut self, send: Box<[Complex64]>) {
-        self.send = send;
-    }
+/// `slots[rank]`: `counts[rank]` elements of `buffer` after those of the ranks before.
+pub(super) fn slots(
+    buffer: &'static mut [Complex64],
+    counts: &[usize],
+) -> Vec<&'static mut [Complex64]> {
+    let mut rest = buffer;
+    counts
+        .iter()
+        .map(|&count| {
+            let (slot, after) = std::mem::take(&mut rest).split_at_mut(count);
+            rest = after;
+            slot
+        })
+        .collect()
+}
 
-    /// Keeps `receive` for the next collective.
-    pub fn keep_receive(&mut self, receive: Box<[Complex64]>) {
-        self.receive = receive;
-    }
+/// Writes `mine` into `slot` as whole elements (the last padded with zeros); the slot holds
+/// exactly as many.
+pub(super) fn write_payload(slot: &mut [Complex64], mine: &dyn Payload) {
+    let view = bytemuck::cast_slice_mut::<Complex64, u8>(slot);
+    let len = mine.byte_len();
+    mine.write_to(&mut view[..len]);
+    view[len..].fill(0);
 }
 
 /// `buffer`, or a new zeroed one when it has fewer than `words` elements.
@@ -89,16 +97,10 @@ pub(super) fn lend_vec<T>(values: Vec<T>) -> (&'static mut [T], Loan<[T]>) {
     lend_slice(values.into_boxed_slice(), len)
 }
 
-/// `value`, lent.
-pub(super) fn lend_one<T>(value: T) -> (&'static mut T, Loan<T>) {
-    let ptr = Box::into_raw(Box::new(value));
-    // SAFETY: as in `lend_slice`.
-    (unsafe { &mut *ptr }, Loan { ptr })
-}
-
 #[cfg(test)]
 mod tests {
-    use super::{lend_one, lend_vec, WordBuffers};
+    use super::{lend_vec, slots, write_payload, WordBuffer};
+    use num_complex::Complex64;
 
     #[test]
     fn a_loan_gives_back_what_was_lent_with_what_was_written_into_it() {
@@ -106,53 +108,42 @@ mod tests {
         values[1] = 5;
         // SAFETY: no MPI call used it, and `values` is not used after.
         assert_eq!(&*unsafe { loan.take_back() }, &[1, 5, 3]);
-        let (value, loan) = lend_one(String::from("lent"));
-        value.push('!');
-        // SAFETY: as above.
-        assert_eq!(*unsafe { loan.take_back() }, "lent!");
     }
 
     #[test]
-    fn the_send_buffer_holds_the_bytes_padded_and_serves_the_next_collective() {
-        let mut buffers = WordBuffers::default();
-        let (elements, loan) = buffers.lend_send(&[1; 20]);
-        let bytes: &[u8] = bytemuck::cast_slice(elements);
-        assert_eq!(bytes.len(), 32);
-        assert!(bytes[..20].iter().all(|&b| b == 1) && bytes[20..].iter().all(|&b| b == 0));
-        let first = elements.as_ptr();
+    fn the_buffer_is_kept_between_collectives_and_grows_when_too_small() {
+        let mut buffer = WordBuffer::default();
+        let (words, loan) = buffer.lend(4);
+        words[3].re = 7.0;
+        let first = words.as_ptr();
         // SAFETY: no MPI call used it.
-        buffers.keep_send(unsafe { loan.take_back() });
-
-        let (elements, loan) = buffers.lend_send(&[2; 3]);
-        let bytes: &[u8] = bytemuck::cast_slice(elements);
-        assert_eq!((elements.as_ptr(), bytes.len()), (first, 16));
-        assert!(bytes[..3].iter().all(|&b| b == 2) && bytes[3..].iter().all(|&b| b == 0));
-        // SAFETY: no MPI call used it.
+        buffer.keep(unsafe { loan.take_back() });
+        let (words, loan) = buffer.lend(2);
+        assert_eq!((words.as_ptr(), words.len()), (first, 2));
+        // SAFETY: as above.
         let kept = unsafe { loan.take_back() };
         assert_eq!(
             kept.len(),
-            2,
+            4,
             "the whole buffer comes back, not the part lent"
         );
-        buffers.keep_send(kept);
-
-        let (elements, _) = buffers.lend_send(&[3; 40]);
+        buffer.keep(kept);
+        let (words, _) = buffer.lend(5);
         assert_eq!(
-            elements.len(),
-            3,
+            words.len(),
+            5,
             "a buffer too small is replaced by a larger one"
         );
     }
 
     #[test]
-    fn the_receive_buffer_is_kept_between_collectives() {
-        let mut buffers = WordBuffers::default();
-        let (elements, loan) = buffers.lend_receive(4);
-        elements[3].re = 7.0;
-        let first = elements.as_ptr();
-        // SAFETY: no MPI call used it.
-        buffers.keep_receive(unsafe { loan.take_back() });
-        let (elements, _) = buffers.lend_receive(2);
-        assert_eq!((elements.as_ptr(), elements.len()), (first, 2));
+    fn each_rank_writes_its_slot_padded_to_whole_elements() {
+        let (words, _) = WordBuffer::default().lend(5);
+        let mut parts = slots(words, &[2, 0, 3]);
+        assert_eq!(parts.iter().map(|p| p.len()).collect::<Vec<_>>(), [2, 0, 3]);
+        parts[2].fill(Complex64::new(1.0, 1.0));
+        write_payload(parts[2], &[9u8; 20].as_slice());
+        let bytes: &[u8] = bytemuck::cast_slice(&parts[2][..]);
+        assert!(bytes[..20].iter().all(|&b| b == 9) && bytes[20..].iter().all(|&b| b == 0));
     }
 }

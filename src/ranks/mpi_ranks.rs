@@ -1,12 +1,14 @@
-//! `MpiRanks`: the transport of a run under a launcher (`mpirun`, `srun`). Values travel as MPI
-//! collectives on complex elements (`MPI_C_DOUBLE_COMPLEX`, so one call carries up to 32 GB),
-//! started non-blocking and polled, so that a failure notice from another rank ends the wait.
+//! `MpiRanks`: the transport of a run under a launcher (`mpirun`, `srun`). Each collective
+//! opens with an MPI all-gather of every rank's length; the values then travel as
+//! point-to-point messages of complex elements (`MPI_C_DOUBLE_COMPLEX`, so one message carries
+//! up to 32 GB) between the ranks' slots of one buffer, so that a rank's own part is written
+//! once and never copied by MPI. Every call is started non-blocking and polled, so that a
+//! failure notice from another rank ends the wait.
 
-use super::mpi_buffers::{lend_one, lend_vec, WordBuffers, WORD};
-use super::{Take, Transport};
+use super::mpi_buffers::{lend_vec, slots, write_payload, WordBuffer};
+use super::{Payload, Take, Transport};
 use crate::error::{Error, Result};
-use mpi::collective::{CommunicatorCollectives, Root};
-use mpi::datatype::PartitionMut;
+use mpi::collective::CommunicatorCollectives;
 use mpi::environment::{Threading, Universe};
 use mpi::point_to_point::{Destination, Source};
 use mpi::request::{Request, StaticScope};
@@ -16,6 +18,10 @@ use num_complex::Complex64;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
+/// Bytes per element on the wire (MPI moves `MPI_C_DOUBLE_COMPLEX` elements).
+const WORD: usize = std::mem::size_of::<Complex64>();
+/// The tag of the elements of a collective (on `world`).
+const ELEMENTS: Tag = 0;
 /// The tag of a failure notice (its message says why).
 const FAILED: Tag = 1;
 /// The tag of the notice a failed rank sends once it has cleaned up.
@@ -43,12 +49,12 @@ pub struct MpiRanks {
     ranks: usize,
     /// The first failure this rank knows of: its own, or one another rank announced.
     failed: Mutex<Option<(usize, String)>>,
-    /// The buffers of the collectives on `world`, held for the whole of each (one at a time).
-    buffers: Mutex<WordBuffers>,
+    /// The buffer of the collectives on `world`, held for the whole of each (one at a time).
+    buffer: Mutex<WordBuffer>,
 }
 
 // SAFETY: MPI is initialised with MPI_THREAD_MULTIPLE (`MpiRanks::start` refuses less), which
-// lets any thread call MPI; collectives on `world` are serialised by `buffers` (MPI
+// lets any thread call MPI; collectives on `world` are serialised by `buffer` (MPI
 // forbids two threads running collectives on one communicator at once), and notices on
 // `notices` are read under `failed`.
 unsafe impl Send for MpiRanks {}
@@ -76,7 +82,7 @@ impl MpiRanks {
             rank,
             ranks,
             failed: Mutex::new(None),
-            buffers: Mutex::new(WordBuffers::default()),
+            buffer: Mutex::new(WordBuffer::default()),
         };
         Ok((universe, ranks))
     }
@@ -130,22 +136,25 @@ impl MpiRanks {
             .map(|(rank, why)| Error::Invalid(format!("rank {rank} failed: {why}")))
     }
 
-    /// Waits for `request`, sleeping at most `longest` between two tests, and gives up (leaving
-    /// it pending) once a rank has failed. After that no collective starts (`check` first):
-    /// one left pending would match the next.
+    /// Waits for `requests`, sleeping at most `longest` between two tests, and gives up
+    /// (leaving them pending) once a rank has failed. After that no collective starts (`check`
+    /// first): one left pending would match the next.
     fn wait<D: ?Sized>(
         &self,
-        mut request: Request<'static, D, StaticScope>,
+        mut requests: Vec<Request<'static, D, StaticScope>>,
         longest: Duration,
     ) -> Result<()> {
         let mut pause = FIRST_POLL;
         loop {
-            match request.test() {
-                Ok(_) => return Ok(()),
-                Err(pending) => request = pending,
+            requests = requests
+                .into_iter()
+                .filter_map(|request| request.test().err())
+                .collect();
+            if requests.is_empty() {
+                return Ok(());
             }
             if let Some(error) = self.failure() {
-                std::mem::forget(request);
+                std::mem::forget(requests);
                 return Err(error);
             }
             std::thread::sleep(pause);
@@ -159,8 +168,9 @@ impl MpiRanks {
         let (mine, mine_loan) = lend_vec(vec![len]);
         let (all, all_loan) = lend_vec(vec![0u64; self.ranks]);
         self.wait(
-            self.world
-                .immediate_all_gather_into(StaticScope, &*mine, all),
+            vec![self
+                .world
+                .immediate_all_gather_into(StaticScope, &*mine, all)],
             LONGEST_POLL,
         )?;
         // SAFETY: the all-gather that used both has completed.
@@ -170,85 +180,81 @@ impl MpiRanks {
         }
     }
 
-    /// Runs a gather or all-gather (`start` starts it with this rank's elements and the
-    /// partition of the received ones) of every rank's bytes, `lengths` of them, and hands
-    /// them to `take`.
-    fn gathering(
+    /// Runs a collective of every rank's bytes, `lengths` of them, each in its slot of the
+    /// kept buffer: writes `mine` into this rank's, sends it to `send_to`, receives the slots
+    /// of `receive_from`, and hands the bytes of `take_from` to `take`.
+    fn swap(
         &self,
-        buffers: &mut WordBuffers,
-        mine: &[u8],
+        buffer: &mut WordBuffer,
+        mine: &dyn Payload,
         lengths: &[u64],
-        start: impl FnOnce(
-            &'static [Complex64],
-            &'static mut Partition,
-        ) -> Request<'static, Partition, StaticScope>,
+        [send_to, receive_from, take_from]: [&[usize]; 3],
         take: Take<'_>,
     ) -> Result<()> {
         let (counts, displs) = partition(lengths)?;
-        let total = counts.iter().map(|&c| c as usize).sum();
-        let (send, send_loan) = buffers.lend_send(mine);
-        let (received, received_loan) = buffers.lend_receive(total);
-        let (parts, parts_loan) = lend_one(PartitionMut::new(received, counts, displs.clone()));
-        self.wait(start(send, parts), LONGEST_POLL_ARRIVED)?;
-        // SAFETY: the collective that used them has completed; the partition, which borrows
-        // the received elements, goes first.
-        let (send, received) = unsafe {
-            drop(parts_loan.take_back());
-            (send_loan.take_back(), received_loan.take_back())
-        };
-        let taken = hand_over(&received, &displs, lengths, take);
-        buffers.keep_send(send);
-        buffers.keep_receive(received);
+        let (all, loan) = buffer.lend(counts.iter().sum());
+        let mut parts = slots(all, &counts);
+        write_payload(parts[self.rank], mine);
+        let own_slot: &'static mut [Complex64] = std::mem::take(&mut parts[self.rank]);
+        let own: &'static [Complex64] = own_slot;
+        let sends = send_to.iter().map(|&to| {
+            let process = self.world.process_at_rank(to as i32);
+            process.immediate_send_with_tag(StaticScope, own, ELEMENTS)
+        });
+        let mut requests: Vec<_> = sends.collect();
+        for &from in receive_from {
+            let slot = std::mem::take(&mut parts[from]);
+            let process = self.world.process_at_rank(from as i32);
+            requests.push(process.immediate_receive_into_with_tag(StaticScope, slot, ELEMENTS));
+        }
+        self.wait(requests, LONGEST_POLL_ARRIVED)?;
+        // SAFETY: every request that used the buffer has completed.
+        let all = unsafe { loan.take_back() };
+        let taken = hand_over(&all, &displs, lengths, take_from, take);
+        buffer.keep(all);
         taken
     }
 }
 
-/// Received elements, partitioned by rank.
-type Partition = PartitionMut<'static, [Complex64], Vec<Count>, Vec<Count>>;
-
-/// Element counts and offsets of contributions of `lengths` bytes, or an error when all of
-/// them together are past what one MPI call can carry (then so may be one of them).
-fn partition(lengths: &[u64]) -> Result<(Vec<Count>, Vec<Count>)> {
-    let words: Vec<u64> = lengths
-        .iter()
-        .map(|len| len.div_ceil(WORD as u64))
-        .collect();
-    let total: u64 = words.iter().sum();
-    if Count::try_from(total).is_err() {
-        let (rank, most) = lengths
-            .iter()
-            .enumerate()
-            .max_by_key(|(_, &len)| len)
-            .expect("ranks");
+/// Each rank's slot in the buffer, in elements (counts and offsets), for contributions of
+/// `lengths` bytes; an error when one is past what one MPI message carries.
+fn partition(lengths: &[u64]) -> Result<(Vec<usize>, Vec<usize>)> {
+    let too_long = |len: u64| Count::try_from(len.div_ceil(WORD as u64)).is_err();
+    if let Some((rank, len)) = lengths.iter().enumerate().find(|(_, &len)| too_long(len)) {
         return Err(Error::Invalid(format!(
-            "an exchange of {} bytes (rank {rank}: {most}) is past what one MPI call carries, \
-             {} (use more ranks or devices)",
-            lengths.iter().sum::<u64>(),
+            "rank {rank}'s part of an exchange, {len} bytes, is past what one MPI message \
+             carries, {} (use more ranks or devices)",
             Count::MAX as u64 * WORD as u64
         )));
     }
-    let displs = words
+    let counts: Vec<usize> = lengths
         .iter()
-        .scan(0, |at, &w| {
+        .map(|&len| len.div_ceil(WORD as u64) as usize)
+        .collect();
+    let displs = counts
+        .iter()
+        .scan(0, |at, &count| {
             let displ = *at;
-            *at += w;
-            Some(displ as Count)
+            *at += count;
+            Some(displ)
         })
         .collect();
-    Ok((words.iter().map(|&w| w as Count).collect(), displs))
+    Ok((counts, displs))
 }
 
-/// Hands each rank's bytes in `received` (at `displs`, `lengths` long) to `take`.
+/// Hands the bytes of each rank of `from` in `received` (at `displs`, `lengths` long) to
+/// `take`, in rank order.
 fn hand_over(
     received: &[Complex64],
-    displs: &[Count],
+    displs: &[usize],
     lengths: &[u64],
+    from: &[usize],
     take: Take<'_>,
 ) -> Result<()> {
     let bytes: &[u8] = bytemuck::cast_slice(received);
-    for (rank, (&at, &len)) in displs.iter().zip(lengths).enumerate() {
-        let start = at as usize * WORD;
-        take(rank, &bytes[start..start + len as usize])?;
+    for &rank in from {
+        let start = displs[rank] * WORD;
+        take(rank, &bytes[start..start + lengths[rank] as usize])?;
     }
     Ok(())
 }
@@ -262,60 +268,37 @@ impl Transport for MpiRanks {
         self.ranks
     }
 
-    fn broadcast(&self, root: usize, mine: &[u8], take: Take<'_>) -> Result<()> {
-        let mut buffers = self.buffers.lock().unwrap_or_else(|e| e.into_inner());
+    fn broadcast(&self, root: usize, mine: &dyn Payload, take: Take<'_>) -> Result<()> {
+        let mut buffer = self.buffer.lock().unwrap_or_else(|e| e.into_inner());
         // Every rank's length, not only root's: once it completes every rank has arrived, so
-        // the elements are polled closely (a broadcast alone completes on root when sent).
-        let len = self.all_lengths(mine.len() as u64)?[root];
-        partition(&[len])?;
-        let (elements, loan) = if self.rank == root {
-            buffers.lend_send(mine)
-        } else {
-            buffers.lend_receive((len as usize).div_ceil(WORD))
+        // the elements are polled closely.
+        let lengths = self.all_lengths(mine.byte_len() as u64)?;
+        let others: Vec<usize> = self.others().collect();
+        let moves: [&[usize]; 3] = match self.rank == root {
+            true => [&others, &[], &[root]],
+            false => [&[], &[root], &[root]],
         };
-        let root_process = self.world.process_at_rank(root as i32);
-        let request = root_process.immediate_broadcast_into(StaticScope, elements);
-        self.wait(request, LONGEST_POLL_ARRIVED)?;
-        // SAFETY: the broadcast that used it has completed.
-        let elements = unsafe { loan.take_back() };
-        let taken = match self.rank == root {
-            true => take(root, mine),
-            false => take(root, &bytemuck::cast_slice(&elements)[..len as usize]),
-        };
-        match self.rank == root {
-            true => buffers.keep_send(elements),
-            false => buffers.keep_receive(elements),
-        }
-        taken
+        self.swap(&mut buffer, mine, &lengths, moves, take)
     }
 
-    fn gather(&self, root: usize, mine: &[u8], take: Take<'_>) -> Result<()> {
-        let mut buffers = self.buffers.lock().unwrap_or_else(|e| e.into_inner());
-        let lengths = self.all_lengths(mine.len() as u64)?;
-        let root_process = self.world.process_at_rank(root as i32);
-        if self.rank == root {
-            let start = |send, parts| {
-                root_process.immediate_gather_varcount_into_root(StaticScope, send, parts)
-            };
-            return self.gathering(&mut buffers, mine, &lengths, start, take);
-        }
-        partition(&lengths)?;
-        let (send, loan) = buffers.lend_send(mine);
-        let request = root_process.immediate_gather_varcount_into(StaticScope, &*send);
-        self.wait(request, LONGEST_POLL_ARRIVED)?;
-        // SAFETY: the gather that used it has completed.
-        buffers.keep_send(unsafe { loan.take_back() });
-        Ok(())
+    fn gather(&self, root: usize, mine: &dyn Payload, take: Take<'_>) -> Result<()> {
+        let mut buffer = self.buffer.lock().unwrap_or_else(|e| e.into_inner());
+        let lengths = self.all_lengths(mine.byte_len() as u64)?;
+        let (others, all): (Vec<usize>, Vec<usize>) =
+            (self.others().collect(), (0..self.ranks).collect());
+        let moves: [&[usize]; 3] = match self.rank == root {
+            true => [&[], &others, &all],
+            false => [&[root], &[], &[]],
+        };
+        self.swap(&mut buffer, mine, &lengths, moves, take)
     }
 
-    fn all_gather(&self, mine: &[u8], take: Take<'_>) -> Result<()> {
-        let mut buffers = self.buffers.lock().unwrap_or_else(|e| e.into_inner());
-        let lengths = self.all_lengths(mine.len() as u64)?;
-        let start = |send, parts| {
-            self.world
-                .immediate_all_gather_varcount_into(StaticScope, send, parts)
-        };
-        self.gathering(&mut buffers, mine, &lengths, start, take)
+    fn all_gather(&self, mine: &dyn Payload, take: Take<'_>) -> Result<()> {
+        let mut buffer = self.buffer.lock().unwrap_or_else(|e| e.into_inner());
+        let lengths = self.all_lengths(mine.byte_len() as u64)?;
+        let (others, all): (Vec<usize>, Vec<usize>) =
+            (self.others().collect(), (0..self.ranks).collect());
+        self.swap(&mut buffer, mine, &lengths, [&others, &others, &all], take)
     }
 
     fn check(&self) -> Result<()> {

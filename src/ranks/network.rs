@@ -1,9 +1,10 @@
-//! `ExchangeLane`: the network lane of a rank. It runs the run's exchanges in order, packing
-//! the values this rank's send tasks posted and unpacking those its receive tasks wait for.
+//! `ExchangeLane`: the network lane of a rank. It runs the run's exchanges in order, handing
+//! the transport the values this rank's send tasks posted (which it packs into its own buffer)
+//! and unpacking those its receive tasks wait for.
 
 use super::exchange_plan::{Collective, Exchange};
-use super::wire::{decode_tensors, encode_tensors_into};
-use super::{ExchangeUse, Transport};
+use super::wire::{decode_tensors, Encoded};
+use super::{ExchangeUse, Payload, Transport};
 use crate::backend::PrimitiveTimes;
 use crate::error::{Error, Result};
 use crate::graph::DataId;
@@ -46,8 +47,6 @@ struct Held {
     posted: HashMap<DataId, AnyTensor>,
     /// Whether the dispatcher has finished (no more receive tasks come).
     jobs_closed: bool,
-    /// This rank's values of the exchange under way, packed (kept to pack the next into).
-    packed: Vec<u8>,
 }
 
 impl ExchangeLane {
@@ -125,11 +124,10 @@ impl ExchangeLane {
             .iter()
             .map(|id| held.posted.remove(id).expect("posted"))
             .collect();
-        encode_tensors_into(&tensors, &mut held.packed);
-        drop(tensors);
         let started = Instant::now();
         self.in_exchange.store(true, Ordering::SeqCst);
-        let arrived = self.collective(exchange, &held.packed);
+        let arrived = self.collective(exchange, &Encoded(&tensors));
+        drop(tensors);
         let arrived = arrived.inspect_err(|_| self.in_exchange.store(false, Ordering::SeqCst))?;
         self.count(exchange, started.elapsed().as_secs_f64());
         for (id, tensor) in arrived {
@@ -161,9 +159,13 @@ impl ExchangeLane {
         reads_none || reads.any(|c| held.waiting.contains_key(&c.id))
     }
 
-    /// Runs the collective of `exchange` with this rank's `packed` values; returns the values
+    /// Runs the collective of `exchange` with this rank's values (`mine`); returns the values
     /// of other ranks that this rank reads.
-    fn collective(&self, exchange: &Exchange, packed: &[u8]) -> Result<Vec<(DataId, AnyTensor)>> {
+    fn collective(
+        &self,
+        exchange: &Exchange,
+        mine: &dyn Payload,
+    ) -> Result<Vec<(DataId, AnyTensor)>> {
         let t = &*self.transport;
         let rank = t.rank();
         let mut arrived = Vec::new();
@@ -174,9 +176,9 @@ impl ExchangeLane {
             Ok(())
         };
         match exchange.collective {
-            Collective::Broadcast { root } => t.broadcast(root, packed, &mut take)?,
-            Collective::Gather { root } => t.gather(root, packed, &mut take)?,
-            Collective::AllGather => t.all_gather(packed, &mut take)?,
+            Collective::Broadcast { root } => t.broadcast(root, mine, &mut take)?,
+            Collective::Gather { root } => t.gather(root, mine, &mut take)?,
+            Collective::AllGather => t.all_gather(mine, &mut take)?,
         }
         Ok(arrived)
     }

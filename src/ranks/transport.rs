@@ -2,6 +2,26 @@
 
 use crate::error::Result;
 
+/// What a rank puts into a collective: its bytes, written straight into the transport's own
+/// buffer (where MPI sends them from), so that they are copied once.
+pub trait Payload {
+    /// How many bytes it writes.
+    fn byte_len(&self) -> usize;
+
+    /// Writes its bytes into `out`, which is [`Payload::byte_len`] long.
+    fn write_to(&self, out: &mut [u8]);
+}
+
+impl Payload for &[u8] {
+    fn byte_len(&self) -> usize {
+        self.len()
+    }
+
+    fn write_to(&self, out: &mut [u8]) {
+        out.copy_from_slice(self);
+    }
+}
+
 /// What a collective hands each rank's bytes to (this rank's own among them), with the rank
 /// that sent them. The bytes are valid only during the call, and may lie in the transport's
 /// own buffers, so that a caller decoding them copies them once; it must not start another
@@ -19,14 +39,14 @@ pub trait Transport: Send + Sync {
     fn ranks(&self) -> usize;
 
     /// Hands `mine` of rank `root` to `take` on every rank (what the others pass is ignored).
-    fn broadcast(&self, root: usize, mine: &[u8], take: Take<'_>) -> Result<()>;
+    fn broadcast(&self, root: usize, mine: &dyn Payload, take: Take<'_>) -> Result<()>;
 
     /// Hands every rank's `mine` to `take`, in rank order, on rank `root`; other ranks take
     /// nothing.
-    fn gather(&self, root: usize, mine: &[u8], take: Take<'_>) -> Result<()>;
+    fn gather(&self, root: usize, mine: &dyn Payload, take: Take<'_>) -> Result<()>;
 
     /// Hands every rank's `mine` to `take`, in rank order, on every rank.
-    fn all_gather(&self, mine: &[u8], take: Take<'_>) -> Result<()>;
+    fn all_gather(&self, mine: &dyn Payload, take: Take<'_>) -> Result<()>;
 
     /// An error when another rank has failed (for waits outside the collectives).
     fn check(&self) -> Result<()>;
@@ -37,7 +57,7 @@ pub trait Transport: Send + Sync {
     /// Rank `root`'s `mine`, copied out of a broadcast (for small exchanges).
     fn broadcast_bytes(&self, root: usize, mine: &[u8]) -> Result<Vec<u8>> {
         let mut all = Vec::new();
-        self.broadcast(root, mine, &mut |_, bytes| {
+        self.broadcast(root, &mine, &mut |_, bytes| {
             all = bytes.to_vec();
             Ok(())
         })?;
@@ -47,7 +67,7 @@ pub trait Transport: Send + Sync {
     /// Every rank's `mine`, in rank order, copied out of an all-gather (for small exchanges).
     fn all_gather_bytes(&self, mine: &[u8]) -> Result<Vec<Vec<u8>>> {
         let mut all = Vec::with_capacity(self.ranks());
-        self.all_gather(mine, &mut |_, bytes| {
+        self.all_gather(&mine, &mut |_, bytes| {
             all.push(bytes.to_vec());
             Ok(())
         })?;
@@ -58,7 +78,7 @@ pub trait Transport: Send + Sync {
     /// the other ranks.
     fn gather_bytes(&self, root: usize, mine: &[u8]) -> Result<Vec<Vec<u8>>> {
         let mut all = Vec::new();
-        self.gather(root, mine, &mut |_, bytes| {
+        self.gather(root, &mine, &mut |_, bytes| {
             all.push(bytes.to_vec());
             Ok(())
         })?;

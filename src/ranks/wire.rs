@@ -1,47 +1,46 @@
 //! How tensors travel between ranks: a header of element type and shapes, then the elements'
 //! bytes as they lie in memory (the ranks of a run share one machine type).
 
+use super::Payload;
 use crate::error::{Error, Result};
 use crate::tensor::{AnyTensor, Array, DType, Scalar};
 use bytemuck::Pod;
 use std::sync::Arc;
 
-/// The bytes of `tensors`: their count, then for each its type, rank, dimensions and elements.
-pub fn encode_tensors(tensors: &[AnyTensor]) -> Vec<u8> {
-    let mut bytes = Vec::new();
-    encode_tensors_into(tensors, &mut bytes);
-    bytes
-}
+/// Tensors as the payload of a collective: their count, then for each its type, rank,
+/// dimensions and elements.
+pub struct Encoded<'a>(pub &'a [AnyTensor]);
 
-/// Writes the bytes of `tensors` ([`encode_tensors`]) over `bytes`, whose memory it reuses.
-pub fn encode_tensors_into(tensors: &[AnyTensor], bytes: &mut Vec<u8>) {
-    let len = encoded_len(tensors);
-    match bytes.capacity() < len {
-        // A new buffer: growing the old one would copy what it held.
-        true => *bytes = Vec::with_capacity(len),
-        false => bytes.clear(),
+impl Payload for Encoded<'_> {
+    fn byte_len(&self) -> usize {
+        let header = |t: &AnyTensor| 8 * (2 + t.shape().len());
+        8 + self
+            .0
+            .iter()
+            .map(|t| header(t) + t.bytes() as usize)
+            .sum::<usize>()
     }
-    push_u64(bytes, tensors.len() as u64);
-    for tensor in tensors {
-        push_u64(bytes, type_code(tensor.dtype()));
-        push_u64(bytes, tensor.shape().len() as u64);
-        for &dim in tensor.shape() {
-            push_u64(bytes, dim as u64);
+
+    fn write_to(&self, out: &mut [u8]) {
+        let mut at = 0;
+        let mut put = |bytes: &[u8]| {
+            out[at..at + bytes.len()].copy_from_slice(bytes);
+            at += bytes.len();
+        };
+        put(&(self.0.len() as u64).to_le_bytes());
+        for tensor in self.0 {
+            put(&type_code(tensor.dtype()).to_le_bytes());
+            put(&(tensor.shape().len() as u64).to_le_bytes());
+            for &dim in tensor.shape() {
+                put(&(dim as u64).to_le_bytes());
+            }
+            crate::with_array!(tensor, a => put(bytemuck::cast_slice(a.data())));
         }
-        crate::with_array!(tensor, a => bytes.extend_from_slice(bytemuck::cast_slice(a.data())));
+        debug_assert_eq!(at, out.len(), "the length written is the length told");
     }
 }
 
-/// How many bytes [`encode_tensors`] writes for `tensors`.
-fn encoded_len(tensors: &[AnyTensor]) -> usize {
-    let header = |t: &AnyTensor| 8 * (2 + t.shape().len());
-    8 + tensors
-        .iter()
-        .map(|t| header(t) + t.bytes() as usize)
-        .sum::<usize>()
-}
-
-/// The tensors `encode_tensors` wrote into `bytes`; an error naming `what` when they are
+/// The tensors [`Encoded`] wrote into `bytes`; an error naming `what` when they are
 /// cut short or malformed.
 pub fn decode_tensors(bytes: &[u8], what: &str) -> Result<Vec<AnyTensor>> {
     let mut reader = Reader { bytes, at: 0, what };
@@ -57,10 +56,6 @@ fn type_code(dtype: DType) -> u64 {
         DType::Complex64 => 2,
         DType::Complex128 => 3,
     }
-}
-
-fn push_u64(bytes: &mut Vec<u8>, value: u64) {
-    bytes.extend_from_slice(&value.to_le_bytes());
 }
 
 /// Reads encoded tensors from the front of `bytes`.
@@ -141,7 +136,8 @@ mod tests {
         )
         .unwrap();
         let tensors = vec![AnyTensor::from(a), AnyTensor::from(b)];
-        let bytes = encode_tensors(&tensors);
+        let mut bytes = vec![0; Encoded(&tensors).byte_len()];
+        Encoded(&tensors).write_to(&mut bytes);
         let back = decode_tensors(&bytes, "test").unwrap();
         assert_eq!(back.len(), 2);
         for (x, y) in tensors.iter().zip(&back) {
