@@ -221,8 +221,8 @@ fn gathered_to(exchanges: &[Exchange], rank: usize) -> HashSet<DataId> {
 /// make the other inputs of the first compute tasks to read what it brings (the QR's own
 /// sketch block). The network lane joins a gather it sends nothing in once a receive task of
 /// it waits, so it does not poll MPI while this rank's devices compute their part (a thread
-/// waking every millisecond slows a kernel on its core by about 5 %). Edges that would close
-/// a cycle are left out.
+/// waking every millisecond slows a kernel on its core by several percent). Edges that would
+/// close a cycle are left out.
 fn after_own_parts(local: &mut SweepGraph, receive: NodeIndex) {
     let graph = &local.graph;
     let own: Vec<(NodeIndex, DataId)> = compute_readers(graph, receive)

@@ -1,6 +1,6 @@
 //! `ExchangeLane`: the network lane of a rank. It runs the run's exchanges in order, handing
-//! the transport the values this rank's send tasks posted (which it packs into its own buffer)
-//! and unpacking those its receive tasks wait for.
+//! the transport the values this rank's send tasks posted (the transport packs them into its
+//! own buffer) and unpacking those its receive tasks wait for.
 
 use super::exchange_plan::{Collective, Exchange};
 use super::wire::{decode_tensors, Encoded};
