@@ -6,7 +6,7 @@ use super::exchange_plan::{exchanges, Collective, Crossing, Exchange};
 use super::RankLayout;
 use crate::graph::{DataId, Lane, Op, SweepGraph, Task};
 use crate::tensor::Work;
-use petgraph::algo::has_path_connecting;
+use petgraph::algo::toposort;
 use petgraph::stable_graph::{NodeIndex, StableDiGraph};
 use petgraph::visit::{EdgeRef, IntoEdgeReferences};
 use petgraph::Direction;
@@ -47,16 +47,21 @@ impl RankGraph {
             local.graph[node].device = device;
         }
         let gathered_here = gathered_to(&exchanges, layout.rank);
+        let mut gathers = Vec::new();
         for crossing in crossings.values() {
             if crossing.to.contains(&layout.rank) {
                 let receive = add_receive(&mut local, crossing, &readers[&crossing.id]);
                 if gathered_here.contains(&crossing.id) {
-                    after_own_parts(&mut local, receive);
+                    gathers.push(receive);
                 }
             }
             if crossing.from == layout.rank {
                 add_send(&mut local, crossing);
             }
+        }
+        let waits_for = latest_exchanges(&local.graph, &positions(&exchanges));
+        for receive in gathers {
+            after_own_parts(&mut local, receive, &waits_for);
         }
         RankGraph {
             graph: local,
@@ -217,24 +222,58 @@ fn gathered_to(exchanges: &[Exchange], rank: usize) -> HashSet<DataId> {
         .collect()
 }
 
+/// The place in the run's order of the exchange that moves each value.
+fn positions(exchanges: &[Exchange]) -> HashMap<DataId, usize> {
+    let placed = exchanges.iter().enumerate();
+    placed
+        .flat_map(|(at, e)| e.values.iter().map(move |c| (c.id, at)))
+        .collect()
+}
+
 /// Makes `receive` wait for this rank's own part of what it gathers: the compute tasks that
 /// make the other inputs of the first compute tasks to read what it brings (the QR's own
 /// sketch block). The network lane joins a gather it sends nothing in once a receive task of
 /// it waits, so it does not poll MPI while this rank's devices compute their part (a thread
-/// waking every millisecond slows a kernel on its core by several percent). Edges that would
-/// close a cycle are left out.
-fn after_own_parts(local: &mut SweepGraph, receive: NodeIndex) {
+/// waking every millisecond slows a kernel on its core by several percent). A task that
+/// itself waits for this exchange or a later one (`waits_for`, [`latest_exchanges`]) is left
+/// out: the lane, which runs the exchanges in order, would never get to it.
+fn after_own_parts(
+    local: &mut SweepGraph,
+    receive: NodeIndex,
+    waits_for: &HashMap<NodeIndex, usize>,
+) {
     let graph = &local.graph;
+    let exchange = waits_for[&receive];
     let own: Vec<(NodeIndex, DataId)> = compute_readers(graph, receive)
         .into_iter()
         .flat_map(|reader| graph.edges_directed(reader, Direction::Incoming))
         .filter(|edge| graph[edge.source()].lane == Lane::Compute)
-        .filter(|edge| !has_path_connecting(graph, receive, edge.source(), None))
+        .filter(|edge| waits_for.get(&edge.source()).is_none_or(|&e| e < exchange))
         .map(|edge| (edge.source(), *edge.weight()))
         .collect();
     for (maker, id) in own {
         local.graph.add_edge(maker, receive, id);
     }
+}
+
+/// For each task that needs, itself or through the tasks before it, a value another rank
+/// sends: the latest place in the run's order (`position`) of an exchange that brings one.
+fn latest_exchanges(
+    graph: &StableDiGraph<Task, DataId>,
+    position: &HashMap<DataId, usize>,
+) -> HashMap<NodeIndex, usize> {
+    let order = toposort(graph, None).expect("a rank's graph has no cycle");
+    let mut latest: HashMap<NodeIndex, usize> = HashMap::new();
+    for node in order {
+        let own = (graph[node].op == Op::Receive).then(|| position[&graph[node].outputs[0]]);
+        let before = graph
+            .neighbors_directed(node, Direction::Incoming)
+            .filter_map(|n| latest.get(&n).copied());
+        if let Some(at) = before.chain(own).max() {
+            latest.insert(node, at);
+        }
+    }
+    latest
 }
 
 /// The compute tasks that read what `node` makes, directly or through tasks that move it.

@@ -208,7 +208,9 @@ impl MpiRanks {
             requests.push(process.immediate_receive_into_with_tag(StaticScope, slot, ELEMENTS));
         }
         self.wait(requests, LONGEST_POLL_ARRIVED)?;
-        // SAFETY: every request that used the buffer has completed.
+        drop(parts);
+        // SAFETY: every request that used the buffer has completed, and the slots lent from
+        // it are dropped.
         let all = unsafe { loan.take_back() };
         let taken = hand_over(&all, &displs, lengths, take_from, take);
         buffer.keep(all);

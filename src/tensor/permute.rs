@@ -27,6 +27,13 @@ impl<T: Scalar> Array<T> {
 /// (axis `i` of the result is axis `perm[i]`).
 pub(crate) fn permute_elements<T: Scalar>(data: &[T], shape: &[usize], perm: &[usize]) -> Vec<T> {
     debug_assert_eq!(perm.len(), shape.len());
+    let len: usize = shape.iter().product();
+    assert_eq!(
+        data.len(),
+        len,
+        "{} elements for a shape {shape:?}",
+        data.len()
+    );
     let (shape, perm) = simplify(shape, perm);
     if is_identity(&perm) {
         return data.to_vec();
@@ -183,7 +190,7 @@ fn tiled_data<T: Scalar>(src: &[T], shape: &[usize], perm: &[usize], block: usiz
 struct OutPtr<T>(*mut T);
 
 // SAFETY: the tasks that share it write disjoint elements (see `tiled_data`).
-unsafe impl<T> Sync for OutPtr<T> {}
+unsafe impl<T: Send> Sync for OutPtr<T> {}
 
 impl<T: Copy> OutPtr<T> {
     /// Writes `values` from element `at` on.
