@@ -1,7 +1,7 @@
 //! The shape effects a compute model's features stand for (graphs/README.md), measured on the
 //! CPU backend's own primitives in complex128: GEMM rates by arithmetic intensity, with the left
-//! operand read transposed, and with a fresh result against faer writing into one it reuses;
-//! QR rates by the factored matrix's shape.
+//! operand read transposed, tall against wide results, and with a fresh result against faer
+//! writing into one it reuses; QR rates by the factored matrix's shape.
 //!
 //! `cargo bench --bench kernel_shapes [-- THREADS]` (default 2) prints one line per case: its
 //! shape, its intensity (flops per byte, complex128) and its rate (best of five).
@@ -117,6 +117,8 @@ fn main() {
         ((1280, 1280, 320), true),
         ((256, 512, 8192), false),
         ((256, 512, 8192), true),
+        ((4096, 256, 512), false),
+        ((256, 4096, 512), false),
         ((256, 256, 256), false),
         ((128, 128, 128), false),
         ((24576, 512, 24), false),

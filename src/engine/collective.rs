@@ -44,7 +44,7 @@ pub fn collect(
 }
 
 /// Joins the parts of `of`, one per device in device order: the flat pieces of a core, or
-/// the column blocks of S (along its last axis).
+/// the row blocks of S (along its first axis, `OutLeft`).
 fn all_gather(
     graph: &SweepGraph,
     task: &Task,
@@ -58,10 +58,7 @@ fn all_gather(
             let shape = graph.stack.layers[layer].cores[site].to_vec();
             Ok(flat.reshaped(shape))
         }
-        Shared::Proj { .. } => {
-            let last = parts[0].dims().len() - 1;
-            backend.join(parts, last)
-        }
+        Shared::Proj { .. } => backend.join(parts, 0),
         _ => Err(Error::Invalid(format!(
             "task {task} all-gathers a value that has no parts"
         ))),

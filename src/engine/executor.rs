@@ -315,7 +315,6 @@ impl TaskRouter<'_> {
         drop(blocks);
         let place = SlicePlace {
             device: task.device,
-            axis: task.op.slice_axis(),
             start: rows.start,
             total: within.len(),
         };

@@ -4,7 +4,7 @@
 use crate::backend::{Backend, DeviceTensor};
 use crate::device::Block;
 use crate::error::Result;
-use crate::graph::{DataId, SliceAxis};
+use crate::graph::DataId;
 use crate::store::Value;
 use std::collections::HashMap;
 use std::sync::Mutex;
@@ -26,9 +26,7 @@ struct Slot {
 pub(super) struct SlicePlace {
     /// The device the output lives on.
     pub device: usize,
-    /// The axis the slices cut.
-    pub axis: SliceAxis,
-    /// The slice's first entry along that axis.
+    /// The slice's first entry along the output's first axis.
     pub start: usize,
     /// Entries of the whole output along that axis.
     pub total: usize,
@@ -61,20 +59,16 @@ impl OutputSlots {
     ) -> Result<Option<Value>> {
         let mut slots = self.lock();
         let slot = slots.get_mut(&id).expect("the slice opened its output");
-        let axis = match place.axis {
-            SliceAxis::Leading => 0,
-            SliceAxis::Trailing => part.dims().len() - 1,
-        };
         let tensor = match &mut slot.tensor {
             Some(tensor) => tensor,
             empty => {
                 let mut dims = part.dims().to_vec();
-                dims[axis] = place.total;
+                dims[0] = place.total;
                 empty.insert(backend.zeros(dims, part.dtype())?)
             }
         };
-        backend.place(tensor, axis, place.start, part)?;
-        slot.written += part.dims()[axis];
+        backend.place(tensor, 0, place.start, part)?;
+        slot.written += part.dims()[0];
         if slot.written < place.total {
             return Ok(None);
         }

@@ -19,7 +19,7 @@ pub use data::{Cols, DataId, Pass, Shared, Stage};
 pub use devices::share;
 pub use kernel::KernelValues;
 pub use options::GraphOptions;
-pub use task::{Lane, LaneId, Op, SliceAxis, Task};
+pub use task::{Lane, LaneId, Op, Task};
 
 use crate::tensor::DType;
 use crate::train::{Kind, StackShape};

@@ -54,7 +54,7 @@ impl SweepGraph {
                 let (up, down) = self.stack.output_phys(site);
                 [bonds(site, 0), vec![up, down, self.out_bond_right(site)]].concat()
             }
-            DataId::Proj { site } => [bonds(site, 0), vec![self.out_bond_left(site)]].concat(),
+            DataId::Proj { site } => [vec![self.out_bond_left(site)], bonds(site, 0)].concat(),
         }
     }
 

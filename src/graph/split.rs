@@ -1,7 +1,7 @@
 //! The half-batch rewrite: an env, sketch or project node becomes two nodes over half its
 //! batch each, writing their slices of the same output (what the memory governor does when a
 //! batch does not fit the device). The batch of env and sketch tasks is their sketch columns;
-//! that of a project task is the rows of its basis, which are the columns of the S it makes.
+//! that of a project task is the rows of its basis, which are the rows of the S it makes.
 
 use super::{Cols, DataId, Op, SweepGraph, Task};
 use crate::error::{Error, Result};

@@ -108,25 +108,6 @@ impl Op {
     }
 }
 
-/// The axis along which a half-batch node's output slice lies in the whole output.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum SliceAxis {
-    /// The first axis (sketch columns of environments and sketches).
-    Leading,
-    /// The last axis (output bond columns of S).
-    Trailing,
-}
-
-impl Op {
-    /// Where a half-batch node of this operation writes its slice of the output.
-    pub fn slice_axis(&self) -> SliceAxis {
-        match self {
-            Op::Project => SliceAxis::Trailing,
-            _ => SliceAxis::Leading,
-        }
-    }
-}
-
 /// The lane (worker queue) a task runs on.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 pub enum Lane {

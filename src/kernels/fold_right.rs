@@ -6,7 +6,7 @@ use super::order::fold_into;
 use crate::error::Result;
 use crate::tensor::{Meter, Operand};
 
-/// `W_j[Left.., Up, Down, OutRight] = Σ cores_j · S_{j+1}[Right.., OutRight]`.
+/// `W_j[Left.., Up, Down, OutRight] = Σ cores_j · S_{j+1}[OutRight, Right..]`.
 ///
 /// The sketch is then `C_{j-1} · W_j` and the projection `conj(η_j) · W_j`, one GEMM each:
 /// where W is no larger than a few copies of S this does the work of the layers once per site

@@ -28,19 +28,17 @@ pub fn omega() -> Vec<Leg> {
     vec![Leg::Up, Leg::Down, Leg::Col]
 }
 
-/// Legs of a projected right environment S entering a site: `[Right(0..k), OutRight]`.
+/// Legs of a projected right environment S entering a site: `[OutRight, Right(0..k)]`.
 pub fn proj_in(k: usize) -> Vec<Leg> {
-    (0..k)
-        .map(Leg::Right)
-        .chain(std::iter::once(Leg::OutRight))
+    std::iter::once(Leg::OutRight)
+        .chain((0..k).map(Leg::Right))
         .collect()
 }
 
-/// Legs of a projected right environment S leaving a site: `[Left(0..k), OutLeft]`.
+/// Legs of a projected right environment S leaving a site: `[OutLeft, Left(0..k)]`.
 pub fn proj_out(k: usize) -> Vec<Leg> {
-    (0..k)
-        .map(Leg::Left)
-        .chain(std::iter::once(Leg::OutLeft))
+    std::iter::once(Leg::OutLeft)
+        .chain((0..k).map(Leg::Left))
         .collect()
 }
 

@@ -5,7 +5,7 @@ use super::{absorb, legs};
 use crate::error::Result;
 use crate::tensor::{Meter, Operand};
 
-/// `Y_j[Col, Up, Down, OutRight] = Σ C_{j-1}[Col, Left..] · cores_j · S_{j+1}[Right.., OutRight]`.
+/// `Y_j[Col, Up, Down, OutRight] = Σ C_{j-1}[Col, Left..] · cores_j · S_{j+1}[OutRight, Right..]`.
 pub fn sketch<O: Operand>(c_prev: &O, cores: &[O], s_next: &O, meter: &mut Meter) -> Result<O> {
     let x = absorb(c_prev, cores, meter)?;
     contract_into(&x, s_next, &[], &legs::sketch(), meter)
