@@ -114,10 +114,16 @@ impl Reader<'_> {
         })
     }
 
-    /// An array of `shape` (`len` elements) from the next bytes.
+    /// An array of `shape` (`len` elements) from the next bytes: one copy where they lie
+    /// aligned for `T` (they do in a collective's buffer of words), else a zeroed vector then
+    /// a copy.
     fn array<T: Pod + Scalar>(&mut self, shape: Vec<usize>, len: usize) -> Result<Array<T>> {
         let size = len.saturating_mul(std::mem::size_of::<T>());
-        let data: Vec<T> = bytemuck::pod_collect_to_vec(self.take(size)?);
+        let bytes = self.take(size)?;
+        let data: Vec<T> = match bytemuck::try_cast_slice(bytes) {
+            Ok(elements) => elements.to_vec(),
+            Err(_) => bytemuck::pod_collect_to_vec(bytes),
+        };
         Array::new(shape, data)
     }
 }
@@ -148,5 +154,25 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(err.contains("the test's values"), "{err}");
+    }
+
+    #[test]
+    fn elements_decode_alike_whether_or_not_they_lie_aligned() {
+        let values: Vec<Complex64> = (0..5).map(|i| Complex64::new(i as f64, -0.5)).collect();
+        let tensors = vec![AnyTensor::from(
+            Array::new(vec![5], values.clone()).unwrap(),
+        )];
+        let len = Encoded(&tensors).byte_len();
+        let mut words = vec![0u64; len.div_ceil(8) + 1];
+        let bytes: &mut [u8] = bytemuck::cast_slice_mut(&mut words);
+        Encoded(&tensors).write_to(&mut bytes[..len]);
+        let aligned = decode_tensors(&bytes[..len], "aligned").unwrap();
+        bytes.copy_within(0..len, 1);
+        let shifted = &bytes[1..len + 1];
+        assert!(bytemuck::try_cast_slice::<u8, Complex64>(&shifted[32..]).is_err());
+        let unaligned = decode_tensors(shifted, "unaligned").unwrap();
+        for back in [aligned, unaligned] {
+            assert_eq!(back[0].to_c64().data(), &values[..]);
+        }
     }
 }
