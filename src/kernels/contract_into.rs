@@ -13,7 +13,8 @@ use crate::tensor::{
 /// search's proxy size, so a half-batch computes as its whole batch does. The count of copies
 /// does not see GEMM efficiency: the environment kernel keeps its own orientation, because its
 /// per-column products taken transposed (16 × 128 × 32 on MPO·MPS) ran slower than the copy they
-/// saved.
+/// saved, and so does the folded projection (`project_folded`), whose tall product runs faster
+/// than the wide one that would land in order.
 pub fn contract_into<O: Operand>(
     a: &O,
     b: &O,

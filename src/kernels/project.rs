@@ -9,11 +9,10 @@ use crate::tensor::{Meter, Operand};
 ///
 /// `eta_conj` is the conjugated basis with legs [`legs::basis`]. The basis meets S first, so
 /// that every intermediate scales with the basis rows a batch holds, as `η̄ · S`, which reads
-/// both in the order they are stored (S's `OutRight` leads; the CUDA backend conjugates a copy
-/// of the basis block first, as cuBLAS conjugates only an operand it transposes, a copy the
-/// size of η, small beside S); the layers then go in the
+/// both in the order they are stored (S's `OutRight` leads). The layers then go in the
 /// cheapest order (`order::fold_into`; among equals, top first), the last contraction straight
-/// into the output's order.
+/// into the output's order. (The CUDA backend conjugates a copy of the basis block first, as
+/// cuBLAS conjugates only an operand it transposes: a copy the size of η, small beside S.)
 pub fn project<O: Operand>(eta_conj: &O, cores: &[O], s_next: &O, meter: &mut Meter) -> Result<O> {
     let z = eta_conj.contract(s_next, &[], meter)?;
     let top_first: Vec<&O> = cores.iter().collect();

@@ -117,13 +117,6 @@ impl InProcessRanks {
     }
 }
 
-/// The bytes `mine` writes.
-fn bytes_of(mine: &dyn Payload) -> Vec<u8> {
-    let mut bytes = vec![0; mine.byte_len()];
-    mine.write_to(&mut bytes);
-    bytes
-}
-
 /// Hands every rank's bytes in `all` to `take`, in rank order.
 fn hand_over(all: Vec<Vec<u8>>, take: Take<'_>) -> Result<()> {
     all.iter()
@@ -146,12 +139,12 @@ impl Transport for InProcessRanks {
     }
 
     fn broadcast(&self, root: usize, mine: &dyn Payload, take: Take<'_>) -> Result<()> {
-        let all = self.exchange(Call::Broadcast(root), bytes_of(mine))?;
+        let all = self.exchange(Call::Broadcast(root), mine.to_bytes())?;
         take(root, &all[root])
     }
 
     fn gather(&self, root: usize, mine: &dyn Payload, take: Take<'_>) -> Result<()> {
-        let all = self.exchange(Call::Gather(root), bytes_of(mine))?;
+        let all = self.exchange(Call::Gather(root), mine.to_bytes())?;
         if self.rank == root {
             hand_over(all, take)?;
         }
@@ -159,7 +152,7 @@ impl Transport for InProcessRanks {
     }
 
     fn all_gather(&self, mine: &dyn Payload, take: Take<'_>) -> Result<()> {
-        let all = self.exchange(Call::AllGather, bytes_of(mine))?;
+        let all = self.exchange(Call::AllGather, mine.to_bytes())?;
         hand_over(all, take)
     }
 

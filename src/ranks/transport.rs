@@ -10,6 +10,13 @@ pub trait Payload {
 
     /// Writes its bytes into `out`, which is [`Payload::byte_len`] long.
     fn write_to(&self, out: &mut [u8]);
+
+    /// Its bytes, in a vector of their own.
+    fn to_bytes(&self) -> Vec<u8> {
+        let mut bytes = vec![0; self.byte_len()];
+        self.write_to(&mut bytes);
+        bytes
+    }
 }
 
 impl Payload for &[u8] {

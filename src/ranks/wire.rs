@@ -142,8 +142,7 @@ mod tests {
         )
         .unwrap();
         let tensors = vec![AnyTensor::from(a), AnyTensor::from(b)];
-        let mut bytes = vec![0; Encoded(&tensors).byte_len()];
-        Encoded(&tensors).write_to(&mut bytes);
+        let bytes = Encoded(&tensors).to_bytes();
         let back = decode_tensors(&bytes, "test").unwrap();
         assert_eq!(back.len(), 2);
         for (x, y) in tensors.iter().zip(&back) {
