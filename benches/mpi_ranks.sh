@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Ranks against threads (issue 18): the same problem on 1 process × 1 thread, 1 process with
-# 2 devices × 1 thread each, and 2 MPI ranks × 1 thread (one device each, over loopback),
-# alternated REPS times on this shared, noisy machine (the best of each is kept). Prints
+# Ranks against threads (issue 18): the same problem on 1 process × 1 thread, 1 process × 2
+# threads (one device, whose kernels use both), 1 process with 2 devices × 1 thread each, and
+# 2 MPI ranks × 1 thread (one device each, over loopback), alternated REPS times on this shared, noisy machine (the best of each is kept). Prints
 # markdown tables for benches/README.md: wall times and parallel efficiency against 1 process ×
 # 1 thread, then what each kind of exchange moved on rank 0 and its share of the wall time.
 # Every run passes --no-fold, as several devices do (benches/multi_device.sh says why).
@@ -21,7 +21,7 @@ rm -rf "$WORK" && mkdir -p "$WORK"
 "$BIN" gen random "$WORK/problem" --sites "$SITES" --bond "$BOND" --mpo-bond "$MPO" --seed 1 >/dev/null
 
 # Each configuration: ranks, devices, threads per process.
-configs=("1 1 1" "1 2 2" "2 2 1")
+configs=("1 1 1" "1 1 2" "1 2 2" "2 2 1")
 for rep in $(seq "$REPS"); do
     for config in "${configs[@]}"; do
         read -r ranks devices threads <<<"$config"
@@ -30,7 +30,7 @@ for rep in $(seq "$REPS"); do
         [ "$ranks" -gt 1 ] && launch=(mpirun --oversubscribe -np "$ranks")
         "${launch[@]}" "$BIN" run "$WORK/problem" --chi-out "$CHI_OUT" --out "$WORK/out" \
             --devices "$devices" --threads "$threads" --no-fold --json \
-            >"$WORK/run-$ranks-$devices-$rep.json"
+            >"$WORK/run-$ranks-$devices-$threads-$rep.json"
     done
 done
 rm -rf "$WORK/out"
@@ -40,23 +40,25 @@ import json, sys
 work, reps = sys.argv[1], int(sys.argv[2])
 sites, bond, mpo, chi_out = sys.argv[3:7]
 
-def best(ranks, devices):
-    runs = [json.load(open(f"{work}/run-{ranks}-{devices}-{r}.json")) for r in range(1, reps + 1)]
+def best(ranks, devices, threads):
+    runs = [json.load(open(f"{work}/run-{ranks}-{devices}-{threads}-{r}.json"))
+            for r in range(1, reps + 1)]
     return min(runs, key=lambda r: r["wall_s"])
 
-one, threads, ranks = best(1, 1), best(1, 2), best(2, 2)
+one, threads, devices, ranks = best(1, 1, 1), best(1, 1, 2), best(1, 2, 2), best(2, 2, 1)
 t1 = one["wall_s"]
 print(f"Random MPO·MPS, n={sites}, chi={bond}, D={mpo}, chi_out={chi_out}, no fold; best of "
       f"{reps}, alternated.\n")
 print("| configuration | wall s | speed-up over 1 × 1 | parallel efficiency |")
 print("|---|---|---|---|")
 for name, run, workers in [("1 process × 1 thread", one, 1),
-                           ("1 process, 2 devices × 1 thread", threads, 2),
+                           ("1 process × 2 threads (one device)", threads, 2),
+                           ("1 process, 2 devices × 1 thread", devices, 2),
                            ("2 MPI ranks × 1 thread", ranks, 2)]:
     w = run["wall_s"]
     print(f"| {name} | {w:.2f} | {t1 / w:.2f} | {t1 / (workers * w):.2f} |")
-print(f"\n2 ranks against 1 process with 2 devices: {ranks['wall_s'] / threads['wall_s']:.2f} "
-      "of its wall time.\n")
+print(f"\n2 ranks against 1 process × 2 threads: {ranks['wall_s'] / threads['wall_s']:.2f} of "
+      f"its wall time; against 1 process with 2 devices: {ranks['wall_s'] / devices['wall_s']:.2f}.\n")
 print("| exchange (rank 0 of 2) | count | bytes | seconds inside | share of wall |")
 print("|---|---|---|---|---|")
 for use in ranks["network"]:
