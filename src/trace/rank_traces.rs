@@ -1,13 +1,18 @@
 //! `join_rank_traces`: one trace of a run of several ranks, from each rank's own
 //! ([`super::rank_trace`]): their events on one clock, from the wall-clock time the first
-//! rank's run started (each rank's by its own wall clock), each device's thread count from the
-//! rank that owns it, and an arrow from each value's send to each of its receives.
+//! rank's run started (each rank's by its own wall clock, corrected by its messages with rank
+//! 0 where the nodes' clocks disagree), each device's thread count from the rank that owns it,
+//! and an arrow from each value's send to each of its receives.
 
 use serde_json::{json, Value};
 use std::collections::HashMap;
 
 /// The first id of the arrows between ranks (above every rank's own).
 const SENT_FLOWS: u64 = 1 << 48;
+
+/// Timestamps (µs) closer than this are one moment: a clock correction that puts a message's
+/// arrival at the moment it was sent lands there only to within rounding.
+const SAME_MOMENT_US: f64 = 1e-3;
 
 /// The ranks' traces, in rank order, as one trace; an error names a rank whose trace is not
 /// one [`super::rank_trace`] made.
@@ -28,23 +33,65 @@ pub fn join_rank_traces(traces: Vec<Value>) -> Result<Value, String> {
         run.remove("rank");
         run.remove("own_devices");
     }
-    let (mut names, mut timed) = (vec![], vec![]);
+    let (mut names, mut by_rank) = (vec![], vec![]);
     for ((rank, trace), start) in traces.into_iter().enumerate().zip(starts) {
-        let shift = (start - origin) * 1e6;
-        for mut event in events_of(rank, trace)? {
-            match event["ts"].as_f64() {
-                Some(ts) => {
-                    event["ts"] = json!(ts + shift);
-                    timed.push(event);
-                }
-                None => names.push(event),
-            }
-        }
+        let (untimed, timed): (Vec<Value>, Vec<Value>) = events_of(rank, trace)?
+            .into_iter()
+            .partition(|event| event["ts"].as_f64().is_none());
+        names.extend(untimed);
+        by_rank.push(shifted(timed, (start - origin) * 1e6));
+    }
+    let corrections = clock_corrections(&by_rank);
+    let mut timed = vec![];
+    for (events, correction) in by_rank.into_iter().zip(corrections) {
+        timed.extend(shifted(events, correction));
     }
     timed.extend(sent_arrows(&timed));
     timed.sort_by(|a, b| ts(a).total_cmp(&ts(b)));
     names.extend(timed);
     Ok(json!({ "traceEvents": names, "displayTimeUnit": "ms", "otherData": { "srcflow": run } }))
+}
+
+/// `events` moved `shift` µs later.
+fn shifted(mut events: Vec<Value>, shift: f64) -> Vec<Value> {
+    for event in &mut events {
+        event["ts"] = json!(ts(event) + shift);
+    }
+    events
+}
+
+/// How many µs to move each rank's events (`by_rank`, on the wall clocks' common time) so that
+/// every message between it and rank 0 arrives after it was sent: a receive slice ends after
+/// the send slice of its value handed it over ([`sent_at`]). The nodes' wall clocks may disagree by milliseconds
+/// (more than a message takes); the messages bound each rank's offset from rank 0 on both
+/// sides, and a rank moves the least that meets those bounds (not at all where its clock
+/// already agrees, nor where the bounds contradict each other).
+fn clock_corrections(by_rank: &[Vec<Value>]) -> Vec<f64> {
+    let slices = |rank: usize, cat: &'static str| {
+        by_rank[rank]
+            .iter()
+            .filter(move |e| e["ph"] == "X" && e["cat"] == cat)
+            .filter_map(move |e| Some((e["args"]["value"].as_str()?, rank, e)))
+    };
+    let sends: HashMap<&str, (usize, f64)> = (0..by_rank.len())
+        .flat_map(|rank| slices(rank, "send"))
+        .map(|(value, rank, send)| (value, (rank, sent_at(send))))
+        .collect();
+    let mut bounds = vec![(f64::NEG_INFINITY, f64::INFINITY); by_rank.len()];
+    for (value, to, receive) in (0..by_rank.len()).flat_map(|rank| slices(rank, "receive")) {
+        let (Some(&(from, sent)), arrived) = (sends.get(value), into_slice(receive, 1.0)) else {
+            continue;
+        };
+        match (from, to) {
+            (0, to) if to != 0 => bounds[to].0 = bounds[to].0.max(sent - arrived),
+            (from, 0) if from != 0 => bounds[from].1 = bounds[from].1.min(arrived - sent),
+            _ => {}
+        }
+    }
+    bounds
+        .into_iter()
+        .map(|(lo, hi)| if lo <= hi { 0f64.max(lo).min(hi) } else { 0.0 })
+        .collect()
 }
 
 /// The wall-clock time (seconds since the Unix epoch) `rank`'s run started.
@@ -94,10 +141,15 @@ fn into_slice(slice: &Value, fraction: f64) -> f64 {
     ts(slice) + fraction * slice["dur"].as_f64().unwrap_or(0.0)
 }
 
-/// An arrow from each send slice (near its start: a send hands its value over while it runs,
-/// and may end after the value arrived) to just before the end of each receive slice of the
-/// same value (when it arrived). An arrow is left out where the ranks' clocks disagree by more
-/// than the message took (the receive ends before the send starts).
+/// When a send slice hands its value over: near its start (it hands it over while it runs,
+/// and may end after the value arrived).
+fn sent_at(send: &Value) -> f64 {
+    into_slice(send, 0.01)
+}
+
+/// An arrow from each send slice ([`sent_at`]) to just before the end of each receive slice of
+/// the same value (when it arrived). An arrow is left out where the ranks' clocks still
+/// disagree by more than the message took (the receive ends before the value was sent).
 fn sent_arrows(events: &[Value]) -> Vec<Value> {
     let of = |cat: &'static str| {
         events
@@ -111,8 +163,8 @@ fn sent_arrows(events: &[Value]) -> Vec<Value> {
         let Some(send) = sends.get(value) else {
             continue;
         };
-        let sent = into_slice(send, 0.01);
-        if into_slice(receive, 1.0) < sent {
+        let sent = sent_at(send);
+        if into_slice(receive, 1.0) + SAME_MOMENT_US < sent {
             continue;
         }
         let arrived = into_slice(receive, 0.99).max(sent);
@@ -135,17 +187,37 @@ mod tests {
     use serde_json::{json, Value};
 
     /// The trace of `rank` owning `devices`, started at `started` (s), with one slice of
-    /// category `cat` carrying `value` from `ts` for `dur` µs.
+    /// category `cat` carrying the value `S3/part1` from `ts` for `dur` µs.
     fn trace(rank: usize, devices: [usize; 2], started: f64, slice: (&str, f64, f64)) -> Value {
         let (cat, ts, dur) = slice;
-        json!({"traceEvents": [
-                   {"ph": "M", "name": "process_name", "pid": rank + 1, "tid": 0,
-                    "args": {"name": format!("host of rank {rank}")}},
-                   {"ph": "X", "name": cat, "cat": cat, "ts": ts, "dur": dur, "pid": rank + 1,
-                    "tid": 4, "args": {"value": "S3/part1"}}],
+        trace_of(rank, devices, started, &[(cat, "S3/part1", ts, dur)])
+    }
+
+    /// The trace of `rank` owning `devices`, started at `started` (s), with a slice of each
+    /// category `cat` carrying `value` from `ts` for `dur` µs in `slices`.
+    fn trace_of(
+        rank: usize,
+        devices: [usize; 2],
+        started: f64,
+        slices: &[(&str, &str, f64, f64)],
+    ) -> Value {
+        let mut events = vec![json!({"ph": "M", "name": "process_name", "pid": rank + 1,
+                                     "tid": 0, "args": {"name": format!("host of rank {rank}")}})];
+        events.extend(slices.iter().map(|&(cat, value, ts, dur)| {
+            json!({"ph": "X", "name": cat, "cat": cat, "ts": ts, "dur": dur, "pid": rank + 1,
+                   "tid": 4, "args": {"value": value}})
+        }));
+        json!({"traceEvents": events,
                "otherData": {"srcflow": {"started_unix_s": started, "rank": rank,
                                          "own_devices": devices,
                                          "threads_per_device": [rank + 1, rank + 1, rank + 1]}}})
+    }
+
+    /// The start of the slice of category `cat` carrying `value` in `trace`.
+    fn slice_ts(trace: &Value, cat: &str, value: &str) -> f64 {
+        let events = trace["traceEvents"].as_array().unwrap().iter();
+        let mut found = events.filter(|e| e["cat"] == cat && e["args"]["value"] == value);
+        found.next().unwrap()["ts"].as_f64().unwrap()
     }
 
     fn timed(trace: &Value, ph: &str) -> Vec<f64> {
@@ -181,12 +253,54 @@ mod tests {
     }
 
     #[test]
-    fn an_arrow_is_left_out_where_the_clocks_disagree_and_bad_traces_are_named() {
-        let skewed = join_rank_traces(vec![
-            trace(0, [0, 1], 100.0, ("send", 5000.0, 10.0)),
-            trace(1, [1, 2], 100.0, ("receive", 0.0, 100.0)),
+    fn a_rank_whose_clock_runs_ahead_is_moved_back_by_its_messages_with_rank_0() {
+        // Rank 1's wall clock is 50 ms ahead. Truly, rank 0 sends A at 0 µs, which arrives on
+        // rank 1 by 1000; rank 1 hands B over at 2000.1, which arrives on rank 0 by 2500. Rank
+        // 1 must move back by 49 500.1 to 51 000 µs; it moves the least, 49 500.1.
+        let joined = join_rank_traces(vec![
+            trace_of(
+                0,
+                [0, 1],
+                100.0,
+                &[("send", "A", 0.0, 10.0), ("receive", "B", 2200.0, 300.0)],
+            ),
+            trace_of(
+                1,
+                [1, 2],
+                100.05,
+                &[("receive", "A", 500.0, 500.0), ("send", "B", 2000.0, 10.0)],
+            ),
         ])
         .unwrap();
+        assert!((slice_ts(&joined, "send", "B") - 2499.9).abs() < 1e-6);
+        assert!((slice_ts(&joined, "receive", "A") - 999.9).abs() < 1e-6);
+        assert!(
+            (slice_ts(&joined, "send", "A") - 0.0).abs() < 1e-6,
+            "rank 0 stays"
+        );
+        assert_eq!(timed(&joined, "s").len(), 2, "both arrows drawn");
+    }
+
+    #[test]
+    fn an_arrow_is_left_out_where_the_clocks_disagree_and_bad_traces_are_named() {
+        // The messages contradict each other (A needs rank 1 moved on by at least 4900 µs, B
+        // back by at least 100): rank 1 stays on its wall clock, and A's arrow is left out.
+        let skewed = join_rank_traces(vec![
+            trace_of(
+                0,
+                [0, 1],
+                100.0,
+                &[("send", "A", 5000.0, 10.0), ("receive", "B", 0.0, 100.0)],
+            ),
+            trace_of(
+                1,
+                [1, 2],
+                100.0,
+                &[("receive", "A", 0.0, 100.0), ("send", "B", 200.0, 10.0)],
+            ),
+        ])
+        .unwrap();
+        assert!((slice_ts(&skewed, "receive", "A") - 0.0).abs() < 1e-6);
         assert!(timed(&skewed, "s").is_empty());
         let mut unstarted = trace(1, [1, 2], 100.0, ("receive", 0.0, 1.0));
         unstarted["otherData"]["srcflow"]
