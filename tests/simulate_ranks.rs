@@ -189,6 +189,26 @@ fn each_rank_receives_one_message_at_a_time_at_the_models_bandwidth_and_latency(
             );
         }
     }
+    // Host copies rated: each receive also decodes its value, each send packs it, at that rate.
+    let host_copy = 4e6;
+    let mut copying = machine(network, latency);
+    copying
+        .bytes_per_s
+        .insert(srcflow::sim::HOST_COPY.into(), host_copy);
+    let (_, copied, _) = simulate(2, &copying);
+    for &(start, end, bytes) in &receives(&copied, 1) {
+        let modelled = 1e-5 + latency + bytes as f64 / network + bytes as f64 / host_copy;
+        assert!(
+            (end - start - modelled).abs() < 1e-8,
+            "{end} - {start} vs {modelled}"
+        );
+    }
+    let sends: Vec<_> = copied.events.iter().filter(|e| e.op == Op::Send).collect();
+    assert!(!sends.is_empty());
+    for send in sends {
+        let modelled = 1e-5 + send.bytes as f64 * (1.0 / 1e9 + 1.0 / host_copy);
+        assert!((send.end - send.start - modelled).abs() < 1e-8, "{send:?}");
+    }
     // Each rank reads on its own io lane: reads of the two ranks run at the same time.
     let reads = |rank: usize| {
         let reads = log.events.iter();

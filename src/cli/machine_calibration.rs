@@ -8,7 +8,7 @@ use super::trace_refinement::{add_runs, read_run, TracedRun};
 use srcflow::error::{Error, Result};
 use srcflow::gen::{generate, ProblemKind, ProblemSpec};
 use srcflow::io::write_stack;
-use srcflow::sim::{MachineModel, IO_WRITE};
+use srcflow::sim::{MachineModel, HOST_COPY, IO_WRITE};
 use srcflow::store::{ScratchDir, SpillFile, Throttle};
 use srcflow::tensor::{Tensor, C64};
 use srcflow::CancelToken;
@@ -117,6 +117,7 @@ fn measure(work: &Path, threads: usize) -> Result<MachineModel> {
         ("download", copy),
         ("upload", copy),
         ("collective", copy),
+        (HOST_COPY, copy),
         ("disk-write", write),
         ("disk-read", read),
     ];
@@ -139,7 +140,7 @@ fn measure(work: &Path, threads: usize) -> Result<MachineModel> {
             format!("compute: per-task models from shapes (graphs/README.md), fitted to every task of the traces of `srcflow run` over a grid of problems read from disk: {GRID_NOTE}"),
             "gflops: each kernel's mean rate over the grid on one device, used only where no compute model is fitted; exact rated as env, first as sketch".into(),
             "io lane: the input reads of the grid on one device; io-write: its output writes".into(),
-            format!("copy and collective lanes: memcpy of {} MiB; disk lanes: a spill file of {} MiB written and read back", PROBE_BYTES >> 20, PROBE_BYTES >> 20),
+            format!("copy and collective lanes, host-copy: memcpy of {} MiB; disk lanes: a spill file of {} MiB written and read back", PROBE_BYTES >> 20, PROBE_BYTES >> 20),
         ],
     })
 }

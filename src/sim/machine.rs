@@ -14,6 +14,12 @@ use std::path::Path;
 /// The `bytes_per_s` entry for the io lane's output writes (its reads take `io`'s rate).
 pub const IO_WRITE: &str = "io-write";
 
+/// The `bytes_per_s` entry for one core copying host memory. A value that crosses ranks is
+/// copied on the host twice on its way, as the MPI transport does: packed into the transport's
+/// buffer once by the rank that sends it (in its send task), and decoded out of it by each rank
+/// that receives it (in its receive task). Without the entry, those copies are free.
+pub const HOST_COPY: &str = "host-copy";
+
 /// Kernels a model must rate.
 const RATED_KERNELS: [&str; 6] = ["env", "sketch", "qr", "project", "first", "exact"];
 
@@ -27,7 +33,8 @@ pub struct MachineModel {
     /// at the sketch's rate) and round (else at the QR's).
     pub gflops: BTreeMap<String, f64>,
     /// Bytes per second of each lane that moves data: io (input and output cores), download,
-    /// upload, collective (device to device), disk-write, disk-read.
+    /// upload, collective (device to device), disk-write, disk-read; optionally network
+    /// (between nodes), io-write ([`IO_WRITE`]) and host-copy ([`HOST_COPY`]).
     pub bytes_per_s: BTreeMap<String, f64>,
     /// Seconds every message between nodes costs beyond its bytes, which go at
     /// `bytes_per_s.network` (simulations of several ranks only).
@@ -101,8 +108,11 @@ impl MachineModel {
         }
         let moving = Lane::ALL.iter().filter(|&&l| l != Lane::Compute);
         for (key, &rate) in &self.bytes_per_s {
-            if !(moving.clone().any(|l| l.name() == key) || key == IO_WRITE) {
-                return Err(format!("bytes_per_s.{key} is not a lane (nor {IO_WRITE})"));
+            if !(moving.clone().any(|l| l.name() == key) || [IO_WRITE, HOST_COPY].contains(&&**key))
+            {
+                return Err(format!(
+                    "bytes_per_s.{key} is not a lane (nor {IO_WRITE} or {HOST_COPY})"
+                ));
             }
             if !(rate.is_finite() && rate > 0.0) {
                 return Err(format!("bytes_per_s.{key} must be positive, found {rate}"));
@@ -158,6 +168,13 @@ impl MachineModel {
             Some(&rate) if writes => rate,
             _ => self.bytes_per_s[task.lane.name()],
         }
+    }
+
+    /// Seconds one copy of `bytes` of host memory takes ([`HOST_COPY`]; none when unrated).
+    fn host_copy_s(&self, bytes: u64) -> f64 {
+        self.bytes_per_s
+            .get(HOST_COPY)
+            .map_or(0.0, |&rate| bytes as f64 / rate)
     }
 
     /// GFLOP/s of `kernel`. When the model does not rate it, the fold (contractions like the
@@ -224,11 +241,14 @@ impl TaskTimer for ModelTimer<'_> {
                     Some(model) => model.work_seconds(&task.work),
                     None => task.work.flops() / (machine.rate("qr") * 1e9),
                 };
-                let latency = match task.lane {
-                    Lane::Network => machine.network_latency_s,
+                let message = match (task.op, task.lane) {
+                    (Op::Send, _) => machine.host_copy_s(task.moved_bytes),
+                    (_, Lane::Network) => {
+                        machine.network_latency_s + machine.host_copy_s(task.moved_bytes)
+                    }
                     _ => 0.0,
                 };
-                work + latency + task.moved_bytes as f64 / machine.lane_rate(task)
+                work + message + task.moved_bytes as f64 / machine.lane_rate(task)
             }
         };
         machine.task_overhead_s + work

@@ -12,4 +12,4 @@ mod machine;
 pub use compute_model::{ComputeModel, Observation, Reach, SeenShapes, KERNELS};
 pub use coverage::{coverage, KernelCoverage};
 pub use least_squares::NormalEquations;
-pub use machine::{MachineModel, ModelTimer, IO_WRITE};
+pub use machine::{MachineModel, ModelTimer, HOST_COPY, IO_WRITE};
