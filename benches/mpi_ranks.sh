@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Ranks against threads (issue 18): the same problem on 1 process × 1 thread, 1 process × 2
 # threads (one device, whose kernels use both), 1 process with 2 devices × 1 thread each, and
-# 2 MPI ranks × 1 thread (one device each, over loopback), alternated REPS times on this shared, noisy machine (the best of each is kept). Prints
-# markdown tables for benches/README.md: wall times and parallel efficiency against 1 process ×
-# 1 thread, then what each kind of exchange moved on rank 0 and its share of the wall time.
+# 2 MPI ranks × 1 thread (one device each, over loopback), alternated REPS times on this
+# shared, noisy machine (the best of each is kept). Prints markdown tables for
+# benches/README.md: wall times and parallel efficiency against 1 process × 1 thread, then what
+# each kind of exchange moved on rank 0 and its share of the wall time.
 # Every run passes --no-fold, as several devices do (benches/multi_device.sh says why).
 #
 #   benches/mpi_ranks.sh                   # n=24, chi=256, D=32, chi_out=256, REPS=3
@@ -58,7 +59,8 @@ for name, run, workers in [("1 process × 1 thread", one, 1),
     w = run["wall_s"]
     print(f"| {name} | {w:.2f} | {t1 / w:.2f} | {t1 / (workers * w):.2f} |")
 print(f"\n2 ranks against 1 process × 2 threads: {ranks['wall_s'] / threads['wall_s']:.2f} of "
-      f"its wall time; against 1 process with 2 devices: {ranks['wall_s'] / devices['wall_s']:.2f}.\n")
+      f"its wall time; against 1 process with 2 devices: "
+      f"{ranks['wall_s'] / devices['wall_s']:.2f}.\n")
 print("| exchange (rank 0 of 2) | count | bytes | seconds inside | share of wall |")
 print("|---|---|---|---|---|")
 for use in ranks["network"]:

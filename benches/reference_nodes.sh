@@ -20,7 +20,7 @@ simulate() { # NODES RANKS: the JSON report of the reference run on NODES nodes 
 
 OUT="$(mktemp -d)"
 trap 'rm -rf "$OUT"' EXIT
-echo "| nodes | GPUs | predicted wall s | speed-up | parallel efficiency | same GPUs in one process, wall s | network's cost | rank 0 receiving s | bytes crossing nodes (each value once) | QR s (GPU 0) |"
+echo "| nodes | GPUs | predicted wall s | speed-up | parallel efficiency | same GPUs in one process, wall s | cost of crossing nodes | rank 0 receiving s | bytes crossing nodes (each value once) | QR s (GPU 0) |"
 echo "|---|---|---|---|---|---|---|---|---|---|"
 for nodes in 1 2 4 8; do
     simulate "$nodes" "$nodes" > "$OUT/ranked.json"

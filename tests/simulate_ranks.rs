@@ -196,7 +196,7 @@ fn each_rank_receives_one_message_at_a_time_at_the_models_bandwidth_and_latency(
         .bytes_per_s
         .insert(srcflow::sim::HOST_COPY.into(), host_copy);
     let (_, copied, _) = simulate(2, &copying);
-    for &(start, end, bytes) in &receives(&copied, 1) {
+    for &(start, end, bytes) in receives(&copied, 0).iter().chain(&receives(&copied, 1)) {
         let modelled = 1e-5 + latency + bytes as f64 / network + bytes as f64 / host_copy;
         assert!(
             (end - start - modelled).abs() < 1e-8,

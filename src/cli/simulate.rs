@@ -25,7 +25,8 @@ pub struct SimulateArgs {
     threads: usize,
     /// Ranks (one per node) the devices are shared among, as under `mpirun -np R srcflow run`:
     /// each rank has io, disk and network lanes of its own, and each value that crosses ranks
-    /// is a message at the model's `bytes_per_s.network` after `network_latency_s`.
+    /// is a message at the model's `bytes_per_s.network` after `network_latency_s`, packed
+    /// when sent and decoded when received at its `bytes_per_s.host-copy` (free without it).
     #[arg(long, default_value_t = 1, value_name = "R")]
     ranks: usize,
     /// Write a Chrome trace of the simulated run.

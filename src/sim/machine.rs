@@ -15,9 +15,11 @@ use std::path::Path;
 pub const IO_WRITE: &str = "io-write";
 
 /// The `bytes_per_s` entry for one core copying host memory. A value that crosses ranks is
-/// copied on the host twice on its way, as the MPI transport does: packed into the transport's
-/// buffer once by the rank that sends it (in its send task), and decoded out of it by each rank
-/// that receives it (in its receive task). Without the entry, those copies are free.
+/// copied on the host as the MPI transport copies it: packed into the transport's buffer once
+/// by the rank that sends it, and decoded out of it by each rank that receives it. The model
+/// charges the pack to the send task (on the making device's download lane; the transport
+/// packs on the sending rank's network lane) and each decode to its receive task. Without the
+/// entry, those copies are free.
 pub const HOST_COPY: &str = "host-copy";
 
 /// Kernels a model must rate.
@@ -108,8 +110,8 @@ impl MachineModel {
         }
         let moving = Lane::ALL.iter().filter(|&&l| l != Lane::Compute);
         for (key, &rate) in &self.bytes_per_s {
-            if !(moving.clone().any(|l| l.name() == key) || [IO_WRITE, HOST_COPY].contains(&&**key))
-            {
+            let extra = matches!(key.as_str(), IO_WRITE | HOST_COPY);
+            if !(moving.clone().any(|l| l.name() == key) || extra) {
                 return Err(format!(
                     "bytes_per_s.{key} is not a lane (nor {IO_WRITE} or {HOST_COPY})"
                 ));
@@ -241,6 +243,8 @@ impl TaskTimer for ModelTimer<'_> {
                     Some(model) => model.work_seconds(&task.work),
                     None => task.work.flops() / (machine.rate("qr") * 1e9),
                 };
+                // A message's costs beyond its bytes on the lane: the pack, in a send; the
+                // latency and the decode, in a receive.
                 let message = match (task.op, task.lane) {
                     (Op::Send, _) => machine.host_copy_s(task.moved_bytes),
                     (_, Lane::Network) => {

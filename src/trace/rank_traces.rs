@@ -62,36 +62,55 @@ fn shifted(mut events: Vec<Value>, shift: f64) -> Vec<Value> {
 
 /// How many µs to move each rank's events (`by_rank`, on the wall clocks' common time) so that
 /// every message between it and rank 0 arrives after it was sent: a receive slice ends after
-/// the send slice of its value handed it over ([`sent_at`]). The nodes' wall clocks may disagree by milliseconds
-/// (more than a message takes); the messages bound each rank's offset from rank 0 on both
-/// sides, and a rank moves the least that meets those bounds (not at all where its clock
-/// already agrees, nor where the bounds contradict each other).
+/// the send slice of its value handed it over ([`sent_at`]). The nodes' wall clocks may
+/// disagree by milliseconds (more than a message takes); the messages bound each rank's offset
+/// from rank 0 on both sides, and a rank moves the least that meets those bounds (not at all
+/// where its clock already agrees). Where they contradict each other (clocks that drift apart
+/// during a long run), it moves to their middle, which breaks the worst of them least.
+/// Messages between two ranks other than 0 do not count.
 fn clock_corrections(by_rank: &[Vec<Value>]) -> Vec<f64> {
-    let slices = |rank: usize, cat: &'static str| {
-        by_rank[rank]
-            .iter()
-            .filter(move |e| e["ph"] == "X" && e["cat"] == cat)
-            .filter_map(move |e| Some((e["args"]["value"].as_str()?, rank, e)))
-    };
     let sends: HashMap<&str, (usize, f64)> = (0..by_rank.len())
-        .flat_map(|rank| slices(rank, "send"))
-        .map(|(value, rank, send)| (value, (rank, sent_at(send))))
+        .flat_map(|rank| slices_of(&by_rank[rank], "send").map(move |(v, e)| (v, (rank, e))))
+        .map(|(value, (rank, send))| (value, (rank, sent_at(send))))
         .collect();
     let mut bounds = vec![(f64::NEG_INFINITY, f64::INFINITY); by_rank.len()];
-    for (value, to, receive) in (0..by_rank.len()).flat_map(|rank| slices(rank, "receive")) {
-        let (Some(&(from, sent)), arrived) = (sends.get(value), into_slice(receive, 1.0)) else {
-            continue;
-        };
-        match (from, to) {
-            (0, to) if to != 0 => bounds[to].0 = bounds[to].0.max(sent - arrived),
-            (from, 0) if from != 0 => bounds[from].1 = bounds[from].1.min(arrived - sent),
-            _ => {}
+    for (to, events) in by_rank.iter().enumerate() {
+        for (value, receive) in slices_of(events, "receive") {
+            let Some(&(from, sent)) = sends.get(value) else {
+                continue;
+            };
+            let arrived = into_slice(receive, 1.0);
+            match (from, to) {
+                (0, to) if to != 0 => bounds[to].0 = bounds[to].0.max(sent - arrived),
+                (from, 0) if from != 0 => bounds[from].1 = bounds[from].1.min(arrived - sent),
+                _ => {}
+            }
         }
     }
     bounds
         .into_iter()
-        .map(|(lo, hi)| if lo <= hi { 0f64.max(lo).min(hi) } else { 0.0 })
+        .map(|(lo, hi)| least_move(lo, hi))
         .collect()
+}
+
+/// The correction within `lo..=hi` nearest 0, or their middle where `lo > hi`.
+fn least_move(lo: f64, hi: f64) -> f64 {
+    if lo <= hi {
+        0f64.max(lo).min(hi)
+    } else {
+        (lo + hi) / 2.0
+    }
+}
+
+/// The slices of category `cat` among `events` that carry a value, with its name.
+fn slices_of<'a>(
+    events: &'a [Value],
+    cat: &'static str,
+) -> impl Iterator<Item = (&'a str, &'a Value)> + Clone {
+    events
+        .iter()
+        .filter(move |e| e["ph"] == "X" && e["cat"] == cat)
+        .filter_map(|e| Some((e["args"]["value"].as_str()?, e)))
 }
 
 /// The wall-clock time (seconds since the Unix epoch) `rank`'s run started.
@@ -141,8 +160,10 @@ fn into_slice(slice: &Value, fraction: f64) -> f64 {
     ts(slice) + fraction * slice["dur"].as_f64().unwrap_or(0.0)
 }
 
-/// When a send slice hands its value over: near its start (it hands it over while it runs,
-/// and may end after the value arrived).
+/// When a send slice hands its value over, as far as its rank's clock can tell: near its start.
+/// It downloads the value and posts it to the network lane just before it ends, so the value
+/// may arrive before the slice's end is taken; the start is a bound that always holds, looser
+/// by the length of the download.
 fn sent_at(send: &Value) -> f64 {
     into_slice(send, 0.01)
 }
@@ -151,15 +172,9 @@ fn sent_at(send: &Value) -> f64 {
 /// the same value (when it arrived). An arrow is left out where the ranks' clocks still
 /// disagree by more than the message took (the receive ends before the value was sent).
 fn sent_arrows(events: &[Value]) -> Vec<Value> {
-    let of = |cat: &'static str| {
-        events
-            .iter()
-            .filter(move |e| e["ph"] == "X" && e["cat"] == cat)
-            .filter_map(|e| Some((e["args"]["value"].as_str()?, e)))
-    };
-    let sends: HashMap<&str, &Value> = of("send").collect();
+    let sends: HashMap<&str, &Value> = slices_of(events, "send").collect();
     let mut arrows = vec![];
-    for (value, receive) in of("receive") {
+    for (value, receive) in slices_of(events, "receive") {
         let Some(send) = sends.get(value) else {
             continue;
         };
@@ -254,9 +269,9 @@ mod tests {
 
     #[test]
     fn a_rank_whose_clock_runs_ahead_is_moved_back_by_its_messages_with_rank_0() {
-        // Rank 1's wall clock is 50 ms ahead. Truly, rank 0 sends A at 0 µs, which arrives on
-        // rank 1 by 1000; rank 1 hands B over at 2000.1, which arrives on rank 0 by 2500. Rank
-        // 1 must move back by 49 500.1 to 51 000 µs; it moves the least, 49 500.1.
+        // Rank 1's wall clock is 50 ms ahead. Truly, rank 0 hands A over at 0.1 µs, which
+        // arrives on rank 1 by 1000; rank 1 hands B over at 2000.1, which arrives on rank 0 by
+        // 2500. Rank 1 must move back by 49 500.1 to 50 999.9 µs; it moves the least, 49 500.1.
         let joined = join_rank_traces(vec![
             trace_of(
                 0,
@@ -282,9 +297,34 @@ mod tests {
     }
 
     #[test]
+    fn a_rank_behind_moves_on_with_all_its_events_and_one_without_rank_0s_messages_stays() {
+        // Rank 1's wall clock is 10 ms behind, so it seems to start first: on the joined clock
+        // rank 0 hands A over at 10 000.1 µs, and A seems to arrive by 1000. Rank 1 moves on
+        // by 9000.1, its counter with it; rank 2, which talks to rank 1 only, stays.
+        let mut behind = trace_of(
+            1,
+            [1, 2],
+            99.99,
+            &[("receive", "A", 0.0, 1000.0), ("send", "C", 3000.0, 10.0)],
+        );
+        let counter = json!({"ph": "C", "name": "bytes", "ts": 500.0, "pid": 2, "args": {}});
+        behind["traceEvents"].as_array_mut().unwrap().push(counter);
+        let joined = join_rank_traces(vec![
+            trace_of(0, [0, 1], 100.0, &[("send", "A", 0.0, 10.0)]),
+            behind,
+            trace_of(2, [2, 3], 100.0, &[("receive", "C", 0.0, 5.0)]),
+        ])
+        .unwrap();
+        assert!((slice_ts(&joined, "receive", "A") - 9000.1).abs() < 1e-6);
+        assert!((timed(&joined, "C")[0] - 9500.1).abs() < 1e-6);
+        assert!((slice_ts(&joined, "receive", "C") - 10000.0).abs() < 1e-6);
+    }
+
+    #[test]
     fn an_arrow_is_left_out_where_the_clocks_disagree_and_bad_traces_are_named() {
-        // The messages contradict each other (A needs rank 1 moved on by at least 4900 µs, B
-        // back by at least 100): rank 1 stays on its wall clock, and A's arrow is left out.
+        // The messages contradict each other (A needs rank 1 moved on by at least 4900.1 µs, B
+        // back by at least 100.1): rank 1 moves to the middle, 2400, and both arrows are left
+        // out.
         let skewed = join_rank_traces(vec![
             trace_of(
                 0,
@@ -300,7 +340,7 @@ mod tests {
             ),
         ])
         .unwrap();
-        assert!((slice_ts(&skewed, "receive", "A") - 0.0).abs() < 1e-6);
+        assert!((slice_ts(&skewed, "receive", "A") - 2400.0).abs() < 1e-6);
         assert!(timed(&skewed, "s").is_empty());
         let mut unstarted = trace(1, [1, 2], 100.0, ("receive", 0.0, 1.0));
         unstarted["otherData"]["srcflow"]
