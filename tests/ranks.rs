@@ -11,7 +11,7 @@ use srcflow::gen::{random_mpo, random_mps};
 use srcflow::graph::{DataId, GraphOptions, Op, SweepGraph};
 use srcflow::ops::distance;
 use srcflow::plan::Budgets;
-use srcflow::ranks::{Collective, InProcessRanks, RankGraph, RankLayout};
+use srcflow::ranks::{Collective, Exchange, InProcessRanks, RankGraph, RankLayout};
 use srcflow::{Engine, EngineBuilder, Error, Layer, Options, Run, Stack, Train};
 use std::collections::HashSet;
 use std::path::Path;
@@ -320,7 +320,7 @@ fn each_exchange_needs_only_values_of_earlier_exchanges() {
     for (stack, devices, ranks) in [(mpo_mps(), 3, 3), (mpo_mpo(), 4, 2), (depth_two(), 3, 2)] {
         let whole = graph(&stack, devices, 2);
         let plans: Vec<RankGraph> = (0..ranks)
-            .map(|rank| RankGraph::of(&whole, RankLayout::new(rank, ranks, devices).unwrap()))
+            .map(|rank| RankGraph::of(&whole, RankLayout::new(rank, ranks, devices).unwrap(), true))
             .collect();
         let sequence = |plan: &RankGraph| -> Vec<String> {
             let values = |e: &srcflow::ranks::Exchange| {
@@ -379,7 +379,7 @@ fn each_exchange_needs_only_values_of_earlier_exchanges() {
 fn a_gathers_root_receives_once_it_has_computed_its_own_part() {
     for (ranks, devices) in [(2, 2), (3, 4)] {
         let whole = graph(&mpo_mps(), devices, 2);
-        let root = RankGraph::of(&whole, RankLayout::new(0, ranks, devices).unwrap());
+        let root = RankGraph::of(&whole, RankLayout::new(0, ranks, devices).unwrap(), true);
         let g = &root.graph.graph;
         assert!(petgraph::algo::toposort(g, None).is_ok(), "a cycle");
         let mut receives = 0;
@@ -406,13 +406,15 @@ fn rank_graphs_keep_their_devices_tasks_and_pair_every_send_with_receives() {
     let mut tasks = 0;
     for rank in 0..ranks {
         let layout = RankLayout::new(rank, ranks, devices).unwrap();
-        let part = RankGraph::of(&whole, layout);
+        let part = RankGraph::of(&whole, layout, true);
         let own = layout.devices_of(rank, devices);
         for task in part.graph.graph.node_weights() {
             match task.op {
                 Op::Send => assert!(sent.insert(task.inputs[0])),
                 Op::Receive => {
-                    received.insert(task.outputs[0]);
+                    received.extend(brought(task, &part.exchanges, rank));
+                    // The all-gathers of a joined S are this receive's replicas.
+                    tasks += task.outputs.iter().filter(|id| joined(id)).count();
                 }
                 op => {
                     assert!((own.start..own.end).contains(&task.device), "{task}");
@@ -439,6 +441,8 @@ fn rank_graphs_keep_their_devices_tasks_and_pair_every_send_with_receives() {
                 assert_eq!(exchange.collective, Collective::Gather { root: 0 });
             }
         }
+        let joins = part.exchanges.iter().filter(|e| e.joined.is_some()).count();
+        assert!(joins > 0, "rank {rank}: no S all-gather is joined in place");
     }
     let inputs = whole
         .graph
@@ -463,6 +467,34 @@ fn rank_graphs_keep_their_devices_tasks_and_pair_every_send_with_receives() {
             )
     };
     assert!(!sent.iter().any(input), "input cores crossed ranks");
+}
+
+/// True for a replica of an S that ranks join in place (`Exchange::joined`), which a receive
+/// task makes.
+fn joined(id: &DataId) -> bool {
+    matches!(
+        id,
+        DataId::Replica {
+            of: srcflow::graph::Shared::Proj { .. },
+            ..
+        }
+    )
+}
+
+/// The values receive task `task` of `rank` brings: its own, or every other rank's row
+/// blocks of the S whose replicas it makes.
+fn brought(task: &srcflow::graph::Task, exchanges: &[Exchange], rank: usize) -> Vec<DataId> {
+    if !joined(&task.outputs[0]) {
+        return vec![task.outputs[0]];
+    }
+    let DataId::Replica { of, .. } = task.outputs[0] else {
+        unreachable!()
+    };
+    let exchange = exchanges.iter().find(|e| {
+        e.joined.is_some() && matches!(e.values[0].id, DataId::Part { of: o, .. } if o == of)
+    });
+    let values = exchange.expect("a joined exchange").values.iter();
+    values.filter(|c| c.from != rank).map(|c| c.id).collect()
 }
 
 #[cfg(not(feature = "mpi"))]

@@ -310,7 +310,7 @@ impl Engine {
         let rank_graph = self
             .ranks
             .as_ref()
-            .map(|(_, layout)| RankGraph::of(graph, *layout));
+            .map(|(_, layout)| RankGraph::of(graph, *layout, self.backend().shares_host_memory()));
         let network = match (&rank_graph, &self.ranks) {
             (Some(r), Some((t, _))) => {
                 ranked::agree_on_exchanges(&**t, &r.exchanges)?;

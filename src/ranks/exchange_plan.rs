@@ -2,6 +2,7 @@
 //! order every rank runs them.
 
 use crate::graph::{DataId, Shared, SweepGraph};
+use crate::tensor::DType;
 use petgraph::algo::toposort;
 use petgraph::stable_graph::NodeIndex;
 use std::collections::{BTreeSet, HashMap};
@@ -54,6 +55,11 @@ pub struct Exchange {
     pub collective: Collective,
     /// The values, in the order each rank packs its own.
     pub values: Vec<Crossing>,
+    /// The dimensions of the value whose row blocks the values are, when every rank receives
+    /// all of them whole and in place: the all-gathers of S in complex128, each row block
+    /// crossing to every rank but its maker's (`None` for every other exchange, and where the
+    /// devices have memory of their own, [`super::RankGraph::of`]).
+    pub joined: Option<Vec<usize>>,
 }
 
 impl Exchange {
@@ -104,15 +110,40 @@ pub fn exchanges(graph: &SweepGraph, crossings: &HashMap<DataId, Crossing>) -> V
             values.sort_by_key(|c| (c.step, position[&c.maker]));
             let last = values.last().expect("a group has a value");
             let last = (last.step, position[&last.maker], format!("{:?}", last.id));
+            let joined = joins_in_place(graph, &values).then(|| {
+                let Group::Parts(of) = Group::of(values[0].id) else {
+                    unreachable!("only parts join")
+                };
+                graph.value_dims(of.whole())
+            });
             let exchange = Exchange {
                 collective: collective_of(&values),
                 values,
+                joined,
             };
             (last, exchange)
         })
         .collect();
     exchanges.sort_by(|(a, _), (b, _)| a.cmp(b));
     exchanges.into_iter().map(|(_, e)| e).collect()
+}
+
+/// True when `values` are the row blocks of one S in complex128, one per device that has
+/// rows, all of them crossing, each to every rank but its maker's: every rank then holds the
+/// whole S once the exchange is done, joined where it lands (the blocks lie in device order,
+/// which is rank order).
+fn joins_in_place(graph: &SweepGraph, values: &[Crossing]) -> bool {
+    let Group::Parts(of @ Shared::Proj { .. }) = Group::of(values[0].id) else {
+        return false;
+    };
+    let ranks: BTreeSet<usize> = values.iter().flat_map(|c| c.to.iter().copied()).collect();
+    let everyone_else = values.iter().all(|c| {
+        let mut readers = c.to.clone();
+        readers.insert(c.from);
+        readers == ranks && !c.to.contains(&c.from)
+    });
+    let bytes: u64 = values.iter().map(|c| c.bytes).sum();
+    graph.dtype == DType::Complex128 && everyone_else && bytes == graph.value_bytes(of.whole())
 }
 
 /// A gather when one rank reads every value, else a broadcast for a value alone, else an

@@ -28,10 +28,17 @@ pub struct RankGraph {
 
 impl RankGraph {
     /// The part of `graph` (the whole sweep, as every rank builds it) that `layout`'s rank runs.
-    pub fn of(graph: &SweepGraph, layout: RankLayout) -> Self {
+    /// With `shared_memory` (devices that compute in host memory, as the CPU backend's), the
+    /// S all-gathers that can are joined in place ([`Exchange::joined`]); a GPU would upload
+    /// the joined S for every task that reads it, so its ranks all-gather the parts on the
+    /// device, as one process does.
+    pub fn of(graph: &SweepGraph, layout: RankLayout, shared_memory: bool) -> Self {
         let owner = |node: NodeIndex| layout.owner(graph.graph[node].device, graph.devices);
         let crossings = crossings(graph, &owner);
-        let exchanges = exchanges(graph, &crossings);
+        let mut exchanges = exchanges(graph, &crossings);
+        if !shared_memory {
+            exchanges.iter_mut().for_each(|e| e.joined = None);
+        }
         let mut local = graph.clone();
         let readers = local_readers(graph, &owner, layout.rank);
         let copies = copied_inputs(graph, &owner, layout.rank);
@@ -47,9 +54,11 @@ impl RankGraph {
             local.graph[node].device = device;
         }
         let gathered_here = gathered_to(&exchanges, layout.rank);
+        let joined_values = joined_values(&exchanges);
         let mut gathers = Vec::new();
         for crossing in crossings.values() {
-            if crossing.to.contains(&layout.rank) {
+            let joined = joined_values.contains(&crossing.id);
+            if crossing.to.contains(&layout.rank) && !joined {
                 let receive = add_receive(&mut local, crossing, &readers[&crossing.id]);
                 if gathered_here.contains(&crossing.id) {
                     gathers.push(receive);
@@ -59,7 +68,15 @@ impl RankGraph {
                 add_send(&mut local, crossing);
             }
         }
-        let waits_for = latest_exchanges(&local.graph, &positions(&exchanges));
+        let mut position = positions(&exchanges);
+        for (at, exchange) in exchanges.iter().enumerate() {
+            let read_here = exchange.values.iter().any(|c| c.to.contains(&layout.rank));
+            if exchange.joined.is_some() && read_here {
+                let replicas = add_joined_receive(&mut local, exchange);
+                position.extend(replicas.into_iter().map(|id| (id, at)));
+            }
+        }
+        let waits_for = latest_exchanges(&local.graph, &position);
         for receive in gathers {
             after_own_parts(&mut local, receive, &waits_for);
         }
@@ -211,6 +228,50 @@ fn add_receive(local: &mut SweepGraph, crossing: &Crossing, readers: &[NodeIndex
     }
     debug_assert_eq!(local.graph[receive].lane, Lane::Network);
     receive
+}
+
+/// The values of the exchanges joined in place ([`Exchange::joined`]).
+fn joined_values(exchanges: &[Exchange]) -> HashSet<DataId> {
+    exchanges
+        .iter()
+        .filter(|e| e.joined.is_some())
+        .flat_map(|e| e.values.iter().map(|c| c.id))
+        .collect()
+}
+
+/// Replaces the all-gathers of this rank's devices that join the row blocks of `exchange`
+/// (an S every rank receives whole) by one receive task that makes all their replicas: the
+/// network lane joins the blocks where they land. Returns the replicas.
+fn add_joined_receive(local: &mut SweepGraph, exchange: &Exchange) -> Vec<DataId> {
+    let DataId::Part { of, .. } = exchange.values[0].id else {
+        unreachable!("a joined exchange carries parts")
+    };
+    let mut gathers: Vec<(NodeIndex, DataId)> = local
+        .graph
+        .node_indices()
+        .filter(|&n| local.graph[n].op == Op::AllGather)
+        .filter_map(|n| match local.graph[n].outputs[0] {
+            id @ DataId::Replica { of: made, .. } if made == of => Some((n, id)),
+            _ => None,
+        })
+        .collect();
+    gathers.sort_by_key(|&(n, _)| local.graph[n].device);
+    let last = exchange.values.last().expect("an exchange has a value");
+    let mut task = moving_task(last, Op::Receive, local.graph[gathers[0].0].device);
+    task.outputs = gathers.iter().map(|&(_, id)| id).collect();
+    task.moved_bytes = local.value_bytes(of.whole());
+    let receive = local.graph.add_node(task);
+    for &(gather, id) in &gathers {
+        let readers: Vec<NodeIndex> = local
+            .graph
+            .neighbors_directed(gather, Direction::Outgoing)
+            .collect();
+        local.graph.remove_node(gather);
+        for reader in readers {
+            local.graph.add_edge(receive, reader, id);
+        }
+    }
+    gathers.into_iter().map(|(_, id)| id).collect()
 }
 
 /// The values of the gathers whose root is `rank` (the exchanges it sends nothing in).

@@ -5,7 +5,7 @@
 //! once and never copied by MPI. Every call is started non-blocking and polled, so that a
 //! failure notice from another rank ends the wait.
 
-use super::mpi_buffers::{lend_vec, slots, write_payload, WordBuffer};
+use super::mpi_buffers::{lend_slice, lend_vec, slots, write_payload, WordBuffer};
 use super::{Payload, Take, Transport};
 use crate::error::{Error, Result};
 use mpi::collective::CommunicatorCollectives;
@@ -195,6 +195,27 @@ impl MpiRanks {
         let (all, loan) = buffer.lend(counts.iter().sum());
         let mut parts = slots(all, &counts);
         write_payload(parts[self.rank], mine);
+        let requests = self.start_moves(&mut parts, send_to, receive_from);
+        self.wait(requests, LONGEST_POLL_ARRIVED)?;
+        drop(parts);
+        // SAFETY: every request that used the buffer has completed, and the slots lent from
+        // it are dropped.
+        let all = unsafe { loan.take_back() };
+        let taken = hand_over(&all, &displs, lengths, take_from, take);
+        buffer.keep(all);
+        taken
+    }
+}
+
+impl MpiRanks {
+    /// Starts sending this rank's slot of `parts` to `send_to` and receiving the slots of
+    /// `receive_from` into theirs (both taken out of `parts`).
+    fn start_moves(
+        &self,
+        parts: &mut [&'static mut [Complex64]],
+        send_to: &[usize],
+        receive_from: &[usize],
+    ) -> Vec<Request<'static, [Complex64], StaticScope>> {
         let own_slot: &'static mut [Complex64] = std::mem::take(&mut parts[self.rank]);
         let own: &'static [Complex64] = own_slot;
         let sends = send_to.iter().map(|&to| {
@@ -207,14 +228,7 @@ impl MpiRanks {
             let process = self.world.process_at_rank(from as i32);
             requests.push(process.immediate_receive_into_with_tag(StaticScope, slot, ELEMENTS));
         }
-        self.wait(requests, LONGEST_POLL_ARRIVED)?;
-        drop(parts);
-        // SAFETY: every request that used the buffer has completed, and the slots lent from
-        // it are dropped.
-        let all = unsafe { loan.take_back() };
-        let taken = hand_over(&all, &displs, lengths, take_from, take);
-        buffer.keep(all);
-        taken
+        requests
     }
 }
 
@@ -301,6 +315,35 @@ impl Transport for MpiRanks {
         let (others, all): (Vec<usize>, Vec<usize>) =
             (self.others().collect(), (0..self.ranks).collect());
         self.swap(&mut buffer, mine, &lengths, [&others, &others, &all], take)
+    }
+
+    /// Sends this rank's slot of `all` from where it lies and receives the others' into
+    /// theirs: no copy beyond MPI's own. The lengths all-gather that opens it checks that
+    /// every rank counts the same slots.
+    fn all_gather_in_place(
+        &self,
+        all: Box<[Complex64]>,
+        counts: &[usize],
+    ) -> Result<Box<[Complex64]>> {
+        let _one_at_a_time = self.buffer.lock().unwrap_or_else(|e| e.into_inner());
+        let lengths = self.all_lengths((counts[self.rank] * WORD) as u64)?;
+        let (told, _) = partition(&lengths)?;
+        if let Some(rank) = (0..self.ranks).find(|&r| told[r] != counts[r]) {
+            return Err(Error::Invalid(format!(
+                "rank {rank} brought {} elements of rows this rank expected as {}",
+                told[rank], counts[rank]
+            )));
+        }
+        let len = all.len();
+        let (words, loan) = lend_slice(all, len);
+        let mut parts = slots(words, counts);
+        let others: Vec<usize> = self.others().collect();
+        let requests = self.start_moves(&mut parts, &others, &others);
+        self.wait(requests, LONGEST_POLL_ARRIVED)?;
+        drop(parts);
+        // SAFETY: every request that used the buffer has completed, and the slots lent from
+        // it are dropped.
+        Ok(unsafe { loan.take_back() })
     }
 
     fn check(&self) -> Result<()> {

@@ -1,17 +1,21 @@
 //! `ExchangeLane`: the network lane of a rank. It runs the run's exchanges in order, handing
 //! the transport the values this rank's send tasks posted (the transport packs them into its
-//! own buffer) and unpacking those its receive tasks wait for.
+//! own buffer) and unpacking those its receive tasks wait for. The row blocks of an S that
+//! every rank receives whole are joined where they land instead: this rank's are copied into
+//! the buffer of the whole S, and the others' arrive into it ([`Exchange::joined`]).
 
 use super::exchange_plan::{Collective, Exchange};
+use super::transport::slot;
 use super::wire::{decode_tensors, Encoded};
 use super::{ExchangeUse, Payload, Transport};
 use crate::backend::PrimitiveTimes;
 use crate::error::{Error, Result};
-use crate::graph::DataId;
+use crate::graph::{DataId, Shared, Task};
 use crate::sched::{Done, Job, NetworkLane};
 use crate::store::Value;
-use crate::tensor::AnyTensor;
+use crate::tensor::{AnyTensor, Array};
 use crossbeam_channel::{never, select, unbounded, Receiver, Sender};
+use num_complex::Complex64;
 use petgraph::stable_graph::NodeIndex;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -38,11 +42,12 @@ pub(crate) struct ExchangeLane {
     uses: Mutex<BTreeMap<String, ExchangeUse>>,
 }
 
-/// What the lane holds while it serves: receive tasks waiting, values arrived before their
-/// receive task started, and values posted for exchanges to come.
+/// What the lane holds while it serves: receive tasks waiting (with how many values each
+/// makes), values arrived before their receive task started, and values posted for exchanges
+/// to come. Receive tasks and values meet by [`receive_key`].
 #[derive(Default)]
 struct Held {
-    waiting: HashMap<DataId, (NodeIndex, Instant)>,
+    waiting: HashMap<DataId, (NodeIndex, Instant, usize)>,
     arrived: HashMap<DataId, AnyTensor>,
     posted: HashMap<DataId, AnyTensor>,
     /// Whether the dispatcher has finished (no more receive tasks come).
@@ -126,13 +131,17 @@ impl ExchangeLane {
             .collect();
         let started = Instant::now();
         self.in_exchange.store(true, Ordering::SeqCst);
-        let arrived = self.collective(exchange, &Encoded(&tensors));
-        drop(tensors);
+        let arrived = match &exchange.joined {
+            Some(dims) => self.joined(exchange, dims, tensors),
+            None => self.collective(exchange, &Encoded(&tensors)),
+        };
         let arrived = arrived.inspect_err(|_| self.in_exchange.store(false, Ordering::SeqCst))?;
         self.count(exchange, started.elapsed().as_secs_f64());
         for (id, tensor) in arrived {
             match held.waiting.remove(&id) {
-                Some((node, since)) => report(done, node, Ok(tensor), since.max(started)),
+                Some((node, since, copies)) => {
+                    report(done, node, Ok(tensor), since.max(started), copies)
+                }
                 None => {
                     held.arrived.insert(id, tensor);
                 }
@@ -156,6 +165,9 @@ impl ExchangeLane {
         let rank = self.transport.rank();
         let mut reads = exchange.values.iter().filter(|c| c.to.contains(&rank));
         let reads_none = reads.clone().next().is_none();
+        if exchange.joined.is_some() {
+            return reads_none || held.waiting.contains_key(&joined_key(exchange));
+        }
         reads_none || reads.any(|c| held.waiting.contains_key(&c.id))
     }
 
@@ -181,6 +193,33 @@ impl ExchangeLane {
             Collective::AllGather => t.all_gather(mine, &mut take)?,
         }
         Ok(arrived)
+    }
+
+    /// Runs the exchange of the row blocks of an S of dimensions `dims` that every rank
+    /// receives whole: copies this rank's blocks (`own`, the values it makes, in packing
+    /// order) into the buffer of the whole S, which the others' arrive into; returns the S.
+    fn joined(
+        &self,
+        exchange: &Exchange,
+        dims: &[usize],
+        own: Vec<AnyTensor>,
+    ) -> Result<Vec<(DataId, AnyTensor)>> {
+        let t = &*self.transport;
+        let mut counts = vec![0; t.ranks()];
+        for crossing in &exchange.values {
+            counts[crossing.from] += crossing.bytes as usize / std::mem::size_of::<Complex64>();
+        }
+        let mut blocks: Vec<(usize, AnyTensor)> = exchange
+            .made_by(t.rank())
+            .map(|c| c.device)
+            .zip(own)
+            .collect();
+        blocks.sort_by_key(|(device, _)| *device);
+        let all = with_own_rows(exchange, &counts, t.rank(), blocks)?;
+        let all = t.all_gather_in_place(all.into_boxed_slice(), &counts)?;
+        let whole = Array::new(dims.to_vec(), all.into_vec())?;
+        let key = joined_key(exchange);
+        Ok(vec![(key, AnyTensor::Complex128(Arc::new(whole)))])
     }
 
     /// Takes the next post or receive task; an error once the run is given up, here or on
@@ -209,14 +248,68 @@ impl ExchangeLane {
 
     /// Files receive task `job`: done at once when its value has arrived, else waiting.
     fn file(&self, job: Job, done: &Sender<Done>, held: &mut Held) {
-        let id = job.task.outputs[0];
+        let (id, copies) = (receive_key(&job.task), job.task.outputs.len());
         match held.arrived.remove(&id) {
-            Some(tensor) => report(done, job.node, Ok(tensor), Instant::now()),
+            Some(tensor) => report(done, job.node, Ok(tensor), Instant::now(), copies),
             None => {
-                held.waiting.insert(id, (job.node, Instant::now()));
+                held.waiting.insert(id, (job.node, Instant::now(), copies));
             }
         }
     }
+}
+
+/// What a receive task waits for: its value, or, for the replicas of a joined S (one per
+/// device of the rank that reads it, [`Exchange::joined`]), the whole S.
+fn receive_key(task: &Task) -> DataId {
+    match task.outputs[0] {
+        DataId::Replica {
+            of: of @ Shared::Proj { .. },
+            ..
+        } => of.whole(),
+        id => id,
+    }
+}
+
+/// The buffer of a joined S (`counts[r]` elements of rank `r`'s rows, in rank order) with
+/// `rank`'s rows copied in from its `blocks` (in device order); the other ranks' slots are
+/// zeroed, for MPI to write.
+fn with_own_rows(
+    exchange: &Exchange,
+    counts: &[usize],
+    rank: usize,
+    blocks: Vec<(usize, AnyTensor)>,
+) -> Result<Vec<Complex64>> {
+    let own = slot(counts, rank);
+    let mut all: Vec<Complex64> = Vec::with_capacity(counts.iter().sum());
+    all.resize(own.start, Complex64::default());
+    for (_, block) in blocks {
+        let AnyTensor::Complex128(block) = block else {
+            return Err(Error::Invalid(format!(
+                "a block of {} is {:?}, not complex128",
+                exchange.values[0].id,
+                block.dtype()
+            )));
+        };
+        all.extend_from_slice(block.data());
+    }
+    if all.len() != own.end {
+        return Err(Error::Invalid(format!(
+            "this rank's blocks of {} hold {} elements, not {}",
+            exchange.values[0].id,
+            all.len() - own.start,
+            own.len()
+        )));
+    }
+    all.resize(counts.iter().sum(), Complex64::default());
+    Ok(all)
+}
+
+/// The name a joined S arrives under ([`receive_key`]).
+fn joined_key(exchange: &Exchange) -> DataId {
+    let DataId::Part { of, .. } = exchange.values[0].id else {
+        unreachable!("a joined exchange carries parts")
+    };
+    of.whole()
 }
 
 /// The values of `exchange` that rank `from` made, decoded from its `packed` bytes, that rank
@@ -248,11 +341,18 @@ fn unpack(
         .collect())
 }
 
-/// Reports receive task `node` done with `tensor` (or failed), having waited since `start`.
-fn report(done: &Sender<Done>, node: NodeIndex, tensor: Result<AnyTensor>, start: Instant) {
+/// Reports receive task `node` done with `tensor` (or failed) as each of its `copies` values,
+/// having waited since `start`.
+fn report(
+    done: &Sender<Done>,
+    node: NodeIndex,
+    tensor: Result<AnyTensor>,
+    start: Instant,
+    copies: usize,
+) {
     let _ = done.send(Done {
         node,
-        result: tensor.map(|t| vec![Value::Host(t)]),
+        result: tensor.map(|t| vec![Value::Host(t); copies]),
         start,
         end: Instant::now(),
         primitives: PrimitiveTimes::default(),
@@ -270,13 +370,13 @@ impl ExchangeLane {
         for exchange in &self.exchanges {
             self.run(exchange, jobs, done, held)?;
         }
-        for (id, (node, since)) in held.waiting.drain() {
-            report(done, node, Err(never_arrived(id)), since);
+        for (id, (node, since, copies)) in held.waiting.drain() {
+            report(done, node, Err(never_arrived(id)), since, copies);
         }
         for job in jobs {
-            let id = job.task.outputs[0];
+            let (id, copies) = (receive_key(&job.task), job.task.outputs.len());
             let tensor = held.arrived.remove(&id).ok_or_else(|| never_arrived(id));
-            report(done, job.node, tensor, Instant::now());
+            report(done, job.node, tensor, Instant::now(), copies);
         }
         Ok(())
     }
@@ -285,11 +385,18 @@ impl ExchangeLane {
     /// waiting or still to come, and keeps the error for the engine.
     fn give_up(&self, error: Error, jobs: &Receiver<Job>, done: &Sender<Done>, held: &mut Held) {
         self.transport.abort(&error.to_string());
-        for (_, (node, since)) in held.waiting.drain() {
-            report(done, node, Err(same_error(&error)), since);
+        for (_, (node, since, copies)) in held.waiting.drain() {
+            report(done, node, Err(same_error(&error)), since, copies);
         }
         for job in jobs {
-            report(done, job.node, Err(same_error(&error)), Instant::now());
+            let copies = job.task.outputs.len();
+            report(
+                done,
+                job.node,
+                Err(same_error(&error)),
+                Instant::now(),
+                copies,
+            );
         }
         *self.failure.lock().unwrap_or_else(|e| e.into_inner()) = Some(error);
     }

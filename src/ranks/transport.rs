@@ -1,6 +1,8 @@
 //! `Transport`: the collectives ranks exchange bytes with (MPI's, or threads' in one process).
 
-use crate::error::Result;
+use crate::error::{Error, Result};
+use num_complex::Complex64;
+use std::ops::Range;
 
 /// What a rank puts into a collective: its bytes, written straight into the transport's own
 /// buffer (where MPI sends them from), so that they are copied once.
@@ -55,6 +57,31 @@ pub trait Transport: Send + Sync {
     /// Hands every rank's `mine` to `take`, in rank order, on every rank.
     fn all_gather(&self, mine: &dyn Payload, take: Take<'_>) -> Result<()>;
 
+    /// Every rank's rows of one value joined in `all`, in rank order, `counts[rank]` elements
+    /// each: this rank has written its own slot, and the others' arrive into theirs. MPI
+    /// receives them there; this default goes through [`Transport::all_gather`] and copies
+    /// them in.
+    fn all_gather_in_place(
+        &self,
+        mut all: Box<[Complex64]>,
+        counts: &[usize],
+    ) -> Result<Box<[Complex64]>> {
+        let own = bytemuck::cast_slice::<Complex64, u8>(&all[slot(counts, self.rank())]).to_vec();
+        self.all_gather(&own.as_slice(), &mut |from, bytes| {
+            let into = bytemuck::cast_slice_mut::<Complex64, u8>(&mut all[slot(counts, from)]);
+            if bytes.len() != into.len() {
+                return Err(Error::Invalid(format!(
+                    "rank {from} sent {} bytes of rows this rank expected as {}",
+                    bytes.len(),
+                    into.len()
+                )));
+            }
+            into.copy_from_slice(bytes);
+            Ok(())
+        })?;
+        Ok(all)
+    }
+
     /// An error when another rank has failed (for waits outside the collectives).
     fn check(&self) -> Result<()>;
 
@@ -91,4 +118,10 @@ pub trait Transport: Send + Sync {
         })?;
         Ok(all)
     }
+}
+
+/// The elements of rank `rank`'s slot among slots of `counts` elements laid in rank order.
+pub(crate) fn slot(counts: &[usize], rank: usize) -> Range<usize> {
+    let start = counts[..rank].iter().sum();
+    start..start + counts[rank]
 }

@@ -4,7 +4,7 @@
 
 use super::compute_model::ComputeModel;
 use crate::error::{Error, Result};
-use crate::graph::{Lane, Op, Task};
+use crate::graph::{DataId, Lane, Op, Shared, Task};
 use crate::sched::TaskTimer;
 use crate::store::DiskRates;
 use serde::{Deserialize, Serialize};
@@ -16,10 +16,12 @@ pub const IO_WRITE: &str = "io-write";
 
 /// The `bytes_per_s` entry for one core copying host memory. A value that crosses ranks is
 /// copied on the host as the MPI transport copies it: packed into the transport's buffer once
-/// by the rank that sends it, and decoded out of it by each rank that receives it. The model
-/// charges the pack to the send task (on the making device's download lane; the transport
-/// packs on the sending rank's network lane) and each decode to its receive task. Without the
-/// entry, those copies are free.
+/// by the rank that sends it, and decoded out of it by each rank that receives it, except the
+/// row blocks of S where devices compute in host memory, which every rank receives straight
+/// into its whole S (`ranks::Exchange::joined`).
+/// The model charges the pack to the send task (on the making device's download lane; the
+/// transport packs on the sending rank's network lane) and each decode to its receive task.
+/// Without the entry, those copies are free.
 pub const HOST_COPY: &str = "host-copy";
 
 /// Kernels a model must rate.
@@ -221,6 +223,22 @@ pub struct ModelTimer<'a> {
     most_threads: Option<&'a ComputeModel>,
 }
 
+/// True for a receive of a row block of S (the value it reads, in the simulator's graph of
+/// several ranks) on a `machine` whose devices compute in host memory: the MPI transport
+/// receives it into the whole S with no decode (`ranks::Exchange::joined`, in complex128, the
+/// element type the model assumes here; other types are decoded, which the model leaves out).
+/// A GPU's ranks decode it and all-gather the parts on the device.
+fn arrives_in_place(task: &Task, machine: &MachineModel) -> bool {
+    !machine.device_has_own_memory
+        && matches!(
+            task.inputs.first(),
+            Some(DataId::Part {
+                of: Shared::Proj { .. },
+                ..
+            })
+        )
+}
+
 impl TaskTimer for ModelTimer<'_> {
     fn seconds(&self, task: &Task) -> f64 {
         let machine = self.machine;
@@ -244,9 +262,12 @@ impl TaskTimer for ModelTimer<'_> {
                     None => task.work.flops() / (machine.rate("qr") * 1e9),
                 };
                 // A message's costs beyond its bytes on the lane: the pack, in a send; the
-                // latency and the decode, in a receive.
+                // latency and the decode, in a receive (a row block of S arrives in place).
                 let message = match (task.op, task.lane) {
                     (Op::Send, _) => machine.host_copy_s(task.moved_bytes),
+                    (_, Lane::Network) if arrives_in_place(task, machine) => {
+                        machine.network_latency_s
+                    }
                     (_, Lane::Network) => {
                         machine.network_latency_s + machine.host_copy_s(task.moved_bytes)
                     }

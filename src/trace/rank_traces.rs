@@ -42,11 +42,14 @@ pub fn join_rank_traces(traces: Vec<Value>) -> Result<Value, String> {
         by_rank.push(shifted(timed, (start - origin) * 1e6));
     }
     let corrections = clock_corrections(&by_rank);
-    let mut timed = vec![];
-    for (events, correction) in by_rank.into_iter().zip(corrections) {
-        timed.extend(shifted(events, correction));
-    }
-    timed.extend(sent_arrows(&timed));
+    let by_rank: Vec<Vec<Value>> = by_rank
+        .into_iter()
+        .zip(corrections)
+        .map(|(events, correction)| shifted(events, correction))
+        .collect();
+    let arrows = sent_arrows(&by_rank);
+    let mut timed: Vec<Value> = by_rank.into_iter().flatten().collect();
+    timed.extend(arrows);
     timed.sort_by(|a, b| ts(a).total_cmp(&ts(b)));
     names.extend(timed);
     Ok(json!({ "traceEvents": names, "displayTimeUnit": "ms", "otherData": { "srcflow": run } }))
@@ -69,28 +72,66 @@ fn shifted(mut events: Vec<Value>, shift: f64) -> Vec<Value> {
 /// during a long run), it moves to their middle, which breaks the worst of them least.
 /// Messages between two ranks other than 0 do not count.
 fn clock_corrections(by_rank: &[Vec<Value>]) -> Vec<f64> {
-    let sends: HashMap<&str, (usize, f64)> = (0..by_rank.len())
-        .flat_map(|rank| slices_of(&by_rank[rank], "send").map(move |(v, e)| (v, (rank, e))))
-        .map(|(value, (rank, send))| (value, (rank, sent_at(send))))
-        .collect();
     let mut bounds = vec![(f64::NEG_INFINITY, f64::INFINITY); by_rank.len()];
-    for (to, events) in by_rank.iter().enumerate() {
-        for (value, receive) in slices_of(events, "receive") {
-            let Some(&(from, sent)) = sends.get(value) else {
-                continue;
-            };
-            let arrived = into_slice(receive, 1.0);
-            match (from, to) {
-                (0, to) if to != 0 => bounds[to].0 = bounds[to].0.max(sent - arrived),
-                (from, 0) if from != 0 => bounds[from].1 = bounds[from].1.min(arrived - sent),
-                _ => {}
-            }
+    for message in messages(by_rank) {
+        let (sent, arrived) = (sent_at(message.send), into_slice(message.receive, 1.0));
+        match (message.from, message.to) {
+            (0, to) => bounds[to].0 = bounds[to].0.max(sent - arrived),
+            (from, 0) => bounds[from].1 = bounds[from].1.min(arrived - sent),
+            _ => {}
         }
     }
     bounds
         .into_iter()
         .map(|(lo, hi)| least_move(lo, hi))
         .collect()
+}
+
+/// A value's way from one rank to another, as their traces show it.
+struct Message<'a> {
+    /// The rank that sent it.
+    from: usize,
+    /// Its send slice.
+    send: &'a Value,
+    /// The rank that received it.
+    to: usize,
+    /// Its receive slice.
+    receive: &'a Value,
+}
+
+/// Every message between two ranks in `by_rank` (each rank's events): each receive slice with
+/// each send slice of another rank of the same value. A receive of the replicas of an S
+/// joined in place (`S5@device1`, see `ranks::Exchange::joined`) brings every rank's row
+/// blocks of it (`S5/part0`, `S5/part2`, …).
+fn messages(by_rank: &[Vec<Value>]) -> Vec<Message<'_>> {
+    let mut sends: HashMap<&str, Vec<(usize, &Value)>> = HashMap::new();
+    for (rank, events) in by_rank.iter().enumerate() {
+        for (value, send) in slices_of(events, "send") {
+            sends.entry(value).or_default().push((rank, send));
+            if let Some((whole, _)) = value.split_once("/part") {
+                sends.entry(whole).or_default().push((rank, send));
+            }
+        }
+    }
+    let mut messages = vec![];
+    for (to, events) in by_rank.iter().enumerate() {
+        for (value, receive) in slices_of(events, "receive") {
+            let key = value
+                .split_once("@device")
+                .map_or(value, |(whole, _)| whole);
+            for &(from, send) in sends.get(key).into_iter().flatten() {
+                if from != to {
+                    messages.push(Message {
+                        from,
+                        send,
+                        to,
+                        receive,
+                    });
+                }
+            }
+        }
+    }
+    messages
 }
 
 /// The correction within `lo..=hi` nearest 0, or their middle where `lo > hi`.
@@ -168,16 +209,13 @@ fn sent_at(send: &Value) -> f64 {
     into_slice(send, 0.01)
 }
 
-/// An arrow from each send slice ([`sent_at`]) to just before the end of each receive slice of
-/// the same value (when it arrived). An arrow is left out where the ranks' clocks still
-/// disagree by more than the message took (the receive ends before the value was sent).
-fn sent_arrows(events: &[Value]) -> Vec<Value> {
-    let sends: HashMap<&str, &Value> = slices_of(events, "send").collect();
+/// An arrow from each send slice ([`sent_at`]) to just before the end of each receive slice
+/// that brought its value (when it arrived), for every message ([`messages`]) of `by_rank`.
+/// An arrow is left out where the ranks' clocks still disagree by more than the message took
+/// (the receive ends before the value was sent).
+fn sent_arrows(by_rank: &[Vec<Value>]) -> Vec<Value> {
     let mut arrows = vec![];
-    for (value, receive) in slices_of(events, "receive") {
-        let Some(send) = sends.get(value) else {
-            continue;
-        };
+    for Message { send, receive, .. } in messages(by_rank) {
         let sent = sent_at(send);
         if into_slice(receive, 1.0) + SAME_MOMENT_US < sent {
             continue;
@@ -318,6 +356,38 @@ mod tests {
         assert!((slice_ts(&joined, "receive", "A") - 9000.1).abs() < 1e-6);
         assert!((timed(&joined, "C")[0] - 9500.1).abs() < 1e-6);
         assert!((slice_ts(&joined, "receive", "C") - 10000.0).abs() < 1e-6);
+    }
+
+    #[test]
+    fn a_joined_s_is_received_from_every_other_ranks_row_blocks() {
+        let joined = join_rank_traces(vec![
+            trace_of(
+                0,
+                [0, 1],
+                100.0,
+                &[
+                    ("send", "S5/part0", 0.0, 10.0),
+                    ("receive", "S5@device0", 5.0, 50.0),
+                ],
+            ),
+            trace_of(
+                1,
+                [1, 2],
+                100.0,
+                &[
+                    ("send", "S5/part1", 0.0, 10.0),
+                    ("receive", "S5@device1", 5.0, 60.0),
+                ],
+            ),
+        ])
+        .unwrap();
+        let ends: Vec<f64> = timed(&joined, "f");
+        assert_eq!(
+            timed(&joined, "s").len(),
+            2,
+            "one arrow per other rank's block"
+        );
+        assert!(ends.contains(&(5.0 + 0.99 * 50.0)) && ends.contains(&(5.0 + 0.99 * 60.0)));
     }
 
     #[test]
