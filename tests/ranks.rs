@@ -443,6 +443,16 @@ fn rank_graphs_keep_their_devices_tasks_and_pair_every_send_with_receives() {
         }
         let joins = part.exchanges.iter().filter(|e| e.joined.is_some()).count();
         assert!(joins > 0, "rank {rank}: no S all-gather is joined in place");
+        // Devices with memory of their own all-gather S's parts on the device.
+        let on_devices = RankGraph::of(&whole, layout, false);
+        assert!(on_devices.exchanges.iter().all(|e| e.joined.is_none()));
+        let all_gathers = |g: &SweepGraph| {
+            g.graph
+                .node_weights()
+                .filter(|t| t.op == Op::AllGather)
+                .count()
+        };
+        assert!(all_gathers(&on_devices.graph) > all_gathers(&part.graph));
     }
     let inputs = whole
         .graph

@@ -55,10 +55,11 @@ pub struct Exchange {
     pub collective: Collective,
     /// The values, in the order each rank packs its own.
     pub values: Vec<Crossing>,
-    /// The dimensions of the value whose row blocks the values are, when every rank receives
-    /// all of them whole and in place: the all-gathers of S in complex128, each row block
-    /// crossing to every rank but its maker's (`None` for every other exchange, and where the
-    /// devices have memory of their own, [`super::RankGraph::of`]).
+    /// The dimensions of the value whose row blocks the values are, when the ranks that read
+    /// them receive them whole and in place: the all-gathers of S in complex128, each row
+    /// block crossing to every reading rank but its maker's (`None` for every other exchange,
+    /// and where the devices have memory of their own, [`super::RankGraph::of`]). A rank that
+    /// reads none takes part and keeps nothing.
     pub joined: Option<Vec<usize>>,
 }
 

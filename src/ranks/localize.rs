@@ -17,8 +17,9 @@ use std::collections::{HashMap, HashSet};
 pub struct RankGraph {
     /// The tasks of the rank's devices, with a send task after each value another rank reads
     /// and a receive task before the tasks that read a value another rank makes (after this
-    /// rank's own part, for a gather to it); and its own copies of the reads and core uploads
-    /// of other ranks whose values its tasks read.
+    /// rank's own part, for a gather to it; for an S joined in place, one receive task makes
+    /// the replicas its devices' all-gathers made); and its own copies of the reads and core
+    /// uploads of other ranks whose values its tasks read.
     pub graph: SweepGraph,
     /// Every exchange of the run, in the order all ranks run them.
     pub exchanges: Vec<Exchange>,
@@ -72,7 +73,7 @@ impl RankGraph {
         for (at, exchange) in exchanges.iter().enumerate() {
             let read_here = exchange.values.iter().any(|c| c.to.contains(&layout.rank));
             if exchange.joined.is_some() && read_here {
-                let replicas = add_joined_receive(&mut local, exchange);
+                let replicas = add_joined_receive(&mut local, exchange, layout.rank);
                 position.extend(replicas.into_iter().map(|id| (id, at)));
             }
         }
@@ -239,10 +240,11 @@ fn joined_values(exchanges: &[Exchange]) -> HashSet<DataId> {
         .collect()
 }
 
-/// Replaces the all-gathers of this rank's devices that join the row blocks of `exchange`
-/// (an S every rank receives whole) by one receive task that makes all their replicas: the
-/// network lane joins the blocks where they land. Returns the replicas.
-fn add_joined_receive(local: &mut SweepGraph, exchange: &Exchange) -> Vec<DataId> {
+/// Replaces the all-gathers of `rank`'s devices that join the row blocks of `exchange` (an S
+/// every rank that reads it receives whole) by one receive task that makes all their
+/// replicas, moving the other ranks' blocks: the network lane joins the blocks where they
+/// land. Returns the replicas.
+fn add_joined_receive(local: &mut SweepGraph, exchange: &Exchange, rank: usize) -> Vec<DataId> {
     let DataId::Part { of, .. } = exchange.values[0].id else {
         unreachable!("a joined exchange carries parts")
     };
@@ -259,7 +261,8 @@ fn add_joined_receive(local: &mut SweepGraph, exchange: &Exchange) -> Vec<DataId
     let last = exchange.values.last().expect("an exchange has a value");
     let mut task = moving_task(last, Op::Receive, local.graph[gathers[0].0].device);
     task.outputs = gathers.iter().map(|&(_, id)| id).collect();
-    task.moved_bytes = local.value_bytes(of.whole());
+    let others = exchange.values.iter().filter(|c| c.from != rank);
+    task.moved_bytes = others.map(|c| c.bytes).sum();
     let receive = local.graph.add_node(task);
     for &(gather, id) in &gathers {
         let readers: Vec<NodeIndex> = local

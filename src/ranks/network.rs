@@ -217,6 +217,11 @@ impl ExchangeLane {
         blocks.sort_by_key(|(device, _)| *device);
         let all = with_own_rows(exchange, &counts, t.rank(), blocks)?;
         let all = t.all_gather_in_place(all.into_boxed_slice(), &counts)?;
+        let reads = exchange.values.iter().any(|c| c.to.contains(&t.rank()));
+        if !reads {
+            // A rank with no device that reads S takes part and keeps none of it.
+            return Ok(vec![]);
+        }
         let whole = Array::new(dims.to_vec(), all.into_vec())?;
         let key = joined_key(exchange);
         Ok(vec![(key, AnyTensor::Complex128(Arc::new(whole)))])

@@ -67,7 +67,11 @@ pub trait Transport: Send + Sync {
         counts: &[usize],
     ) -> Result<Box<[Complex64]>> {
         let own = bytemuck::cast_slice::<Complex64, u8>(&all[slot(counts, self.rank())]).to_vec();
+        let rank = self.rank();
         self.all_gather(&own.as_slice(), &mut |from, bytes| {
+            if from == rank {
+                return Ok(());
+            }
             let into = bytemuck::cast_slice_mut::<Complex64, u8>(&mut all[slot(counts, from)]);
             if bytes.len() != into.len() {
                 return Err(Error::Invalid(format!(
