@@ -64,6 +64,14 @@ pub struct Exchange {
 }
 
 impl Exchange {
+    /// The value whose parts the exchange carries, if it carries parts.
+    pub fn parts_of(&self) -> Option<Shared> {
+        match Group::of(self.values[0].id) {
+            Group::Parts(of) => Some(of),
+            _ => None,
+        }
+    }
+
     /// The values `rank` makes, in packing order.
     pub fn made_by(&self, rank: usize) -> impl Iterator<Item = &Crossing> {
         self.values.iter().filter(move |c| c.from == rank)
@@ -111,17 +119,15 @@ pub fn exchanges(graph: &SweepGraph, crossings: &HashMap<DataId, Crossing>) -> V
             values.sort_by_key(|c| (c.step, position[&c.maker]));
             let last = values.last().expect("a group has a value");
             let last = (last.step, position[&last.maker], format!("{:?}", last.id));
-            let joined = joins_in_place(graph, &values).then(|| {
-                let Group::Parts(of) = Group::of(values[0].id) else {
-                    unreachable!("only parts join")
-                };
-                graph.value_dims(of.whole())
-            });
-            let exchange = Exchange {
+            let joins = joins_in_place(graph, &values);
+            let mut exchange = Exchange {
                 collective: collective_of(&values),
                 values,
-                joined,
+                joined: None,
             };
+            if let (true, Some(of)) = (joins, exchange.parts_of()) {
+                exchange.joined = Some(graph.value_dims(of.whole()));
+            }
             (last, exchange)
         })
         .collect();

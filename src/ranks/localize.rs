@@ -245,9 +245,9 @@ fn joined_values(exchanges: &[Exchange]) -> HashSet<DataId> {
 /// replicas, moving the other ranks' blocks: the network lane joins the blocks where they
 /// land. Returns the replicas.
 fn add_joined_receive(local: &mut SweepGraph, exchange: &Exchange, rank: usize) -> Vec<DataId> {
-    let DataId::Part { of, .. } = exchange.values[0].id else {
-        unreachable!("a joined exchange carries parts")
-    };
+    let of = exchange
+        .parts_of()
+        .expect("a joined exchange carries parts");
     let mut gathers: Vec<(NodeIndex, DataId)> = local
         .graph
         .node_indices()

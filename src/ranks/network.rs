@@ -311,9 +311,9 @@ fn with_own_rows(
 
 /// The name a joined S arrives under ([`receive_key`]).
 fn joined_key(exchange: &Exchange) -> DataId {
-    let DataId::Part { of, .. } = exchange.values[0].id else {
-        unreachable!("a joined exchange carries parts")
-    };
+    let of = exchange
+        .parts_of()
+        .expect("a joined exchange carries parts");
     of.whole()
 }
 
