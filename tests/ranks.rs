@@ -413,8 +413,8 @@ fn rank_graphs_keep_their_devices_tasks_and_pair_every_send_with_receives() {
                 Op::Send => assert!(sent.insert(task.inputs[0])),
                 Op::Receive => {
                     received.extend(brought(task, &part.exchanges, rank));
-                    // The all-gathers of a joined S are this receive's replicas.
-                    tasks += task.outputs.iter().filter(|id| joined(id)).count();
+                    // The all-gathers of an S gathered in place are this receive's replicas.
+                    tasks += task.outputs.iter().filter(|id| lands_in_place(id)).count();
                 }
                 op => {
                     assert!((own.start..own.end).contains(&task.device), "{task}");
@@ -441,11 +441,18 @@ fn rank_graphs_keep_their_devices_tasks_and_pair_every_send_with_receives() {
                 assert_eq!(exchange.collective, Collective::Gather { root: 0 });
             }
         }
-        let joins = part.exchanges.iter().filter(|e| e.joined.is_some()).count();
-        assert!(joins > 0, "rank {rank}: no S all-gather is joined in place");
+        let joins = part
+            .exchanges
+            .iter()
+            .filter(|e| e.in_place.is_some())
+            .count();
+        assert!(
+            joins > 0,
+            "rank {rank}: no S all-gather is gathered in place"
+        );
         // Devices with memory of their own all-gather S's parts on the device.
         let on_devices = RankGraph::of(&whole, layout, false);
-        assert!(on_devices.exchanges.iter().all(|e| e.joined.is_none()));
+        assert!(on_devices.exchanges.iter().all(|e| e.in_place.is_none()));
         let all_gathers = |g: &SweepGraph| {
             g.graph
                 .node_weights()
@@ -479,9 +486,9 @@ fn rank_graphs_keep_their_devices_tasks_and_pair_every_send_with_receives() {
     assert!(!sent.iter().any(input), "input cores crossed ranks");
 }
 
-/// True for a replica of an S that ranks join in place (`Exchange::joined`), which a receive
+/// True for a replica of an S that ranks gather in place (`Exchange::in_place`), which a receive
 /// task makes.
-fn joined(id: &DataId) -> bool {
+fn lands_in_place(id: &DataId) -> bool {
     matches!(
         id,
         DataId::Replica {
@@ -494,16 +501,19 @@ fn joined(id: &DataId) -> bool {
 /// The values receive task `task` of `rank` brings: its own, or every other rank's row
 /// blocks of the S whose replicas it makes.
 fn brought(task: &srcflow::graph::Task, exchanges: &[Exchange], rank: usize) -> Vec<DataId> {
-    if !joined(&task.outputs[0]) {
+    if !lands_in_place(&task.outputs[0]) {
         return vec![task.outputs[0]];
     }
     let DataId::Replica { of, .. } = task.outputs[0] else {
         unreachable!()
     };
     let exchange = exchanges.iter().find(|e| {
-        e.joined.is_some() && matches!(e.values[0].id, DataId::Part { of: o, .. } if o == of)
+        e.in_place.is_some() && matches!(e.values[0].id, DataId::Part { of: o, .. } if o == of)
     });
-    let values = exchange.expect("a joined exchange").values.iter();
+    let values = exchange
+        .expect("an exchange gathered in place")
+        .values
+        .iter();
     values.filter(|c| c.from != rank).map(|c| c.id).collect()
 }
 

@@ -8,7 +8,9 @@ mod common;
 
 use common::{problem_dir, srcflow, stderr};
 use srcflow::graph::{DataId, GraphOptions, Lane, Op, Shared, SweepGraph};
-use srcflow::ranks::{across_nodes, ExchangeUse, InProcessRanks, RankGraph, RankLayout};
+use srcflow::ranks::{
+    across_nodes, AcrossNodes, ExchangeUse, InProcessRanks, RankGraph, RankLayout,
+};
 use srcflow::sched::RunLog;
 use srcflow::sim::MachineModel;
 use srcflow::trace::{chrome_trace, TraceSummary};
@@ -63,19 +65,19 @@ fn machine(network: f64, latency: f64) -> MachineModel {
 }
 
 /// The graph of `problem` on [`DEVICES`] devices, as `ranks` ranks run it.
-fn graph_of(ranks: usize) -> SweepGraph {
+fn ranked(ranks: usize) -> AcrossNodes {
     let graph = SweepGraph::build(&problem().shape(), &options().graph).unwrap();
-    across_nodes(&graph, ranks).unwrap().graph
+    across_nodes(&graph, ranks).unwrap()
 }
 
 /// Simulates the graph of `ranks` ranks on `machine`.
 fn simulate(ranks: usize, machine: &MachineModel) -> (Report, RunLog, SweepGraph) {
-    let graph = graph_of(ranks);
+    let ranked = ranked(ranks);
     let (report, log) = Engine::new(options())
         .unwrap()
-        .simulate(&graph, machine)
+        .simulate_across_nodes(&ranked, machine)
         .unwrap();
-    (report, log, graph)
+    (report, log, ranked.graph)
 }
 
 /// True for the tasks that bring input cores in.
@@ -87,7 +89,7 @@ fn brings_input(task: &srcflow::graph::Task) -> bool {
 fn values_cross_ranks_only_as_messages_and_every_rank_reads_its_own_inputs() {
     for ranks in [2, 3] {
         let alone = SweepGraph::build(&problem().shape(), &options().graph).unwrap();
-        let whole = graph_of(ranks);
+        let whole = ranked(ranks).graph;
         assert_eq!(whole.ranks, ranks);
         let layout = RankLayout::new(0, ranks, DEVICES).unwrap();
         for edge in whole.graph.edge_indices() {
@@ -132,14 +134,14 @@ fn values_cross_ranks_only_as_messages_and_every_rank_reads_its_own_inputs() {
                 inputs_own + copies,
                 "rank {rank} of {ranks}: input tasks"
             );
-            // A message per send and receive, but the receive of an S joined in place,
+            // A message per send and receive, but the receive of an S gathered in place,
             // which brings a message from each other rank's row blocks.
             let messages = |t: &srcflow::graph::Task| match t.outputs.first() {
                 Some(&DataId::Replica { of, .. }) => own
                     .exchanges
                     .iter()
                     .find(|e| {
-                        e.joined.is_some()
+                        e.in_place.is_some()
                             && e.values[0].id
                                 == DataId::Part {
                                     of,
@@ -162,7 +164,7 @@ fn values_cross_ranks_only_as_messages_and_every_rank_reads_its_own_inputs() {
 
 #[test]
 fn a_half_batch_node_stays_on_its_rank() {
-    let mut whole = graph_of(2);
+    let mut whole = ranked(2).graph;
     let sketch = whole
         .graph
         .node_indices()
@@ -208,22 +210,23 @@ fn each_rank_receives_one_message_at_a_time_at_the_models_bandwidth_and_latency(
         }
     }
     // Host copies rated: each send packs its value at that rate, and each receive decodes it,
-    // but a row block of S, which arrives in place.
+    // but a row block of an S that every rank reads, which arrives in place.
     let host_copy = 4e6;
     let mut copying = machine(network, latency);
     copying
         .bytes_per_s
         .insert(srcflow::sim::HOST_COPY.into(), host_copy);
     let (_, copied, whole) = simulate(2, &copying);
+    let exchanges = ranked(2).exchanges;
+    let gathered_in_place = exchanges.iter().filter(|e| e.in_place.is_some());
+    let in_place_s: Vec<Shared> = gathered_in_place.filter_map(|e| e.parts_of()).collect();
+    let lands_in_place = |id: DataId| match id {
+        DataId::Part { of, .. } | DataId::Replica { of, .. } => in_place_s.contains(&of),
+        _ => false,
+    };
     let mut in_place = [0, 0];
     for e in copied.events.iter().filter(|e| e.op == Op::Receive) {
-        let block_of_s = matches!(
-            whole.graph[e.node].inputs[0],
-            DataId::Part {
-                of: Shared::Proj { .. },
-                ..
-            }
-        );
+        let block_of_s = lands_in_place(whole.graph[e.node].inputs[0]);
         in_place[usize::from(block_of_s)] += 1;
         let decode = if block_of_s {
             0.0
@@ -235,6 +238,16 @@ fn each_rank_receives_one_message_at_a_time_at_the_models_bandwidth_and_latency(
         assert!((took - modelled).abs() < 1e-8, "{took} vs {modelled}");
     }
     assert!(in_place[0] > 0 && in_place[1] > 0, "{in_place:?}");
+    // An S that arrives in place serves every device of its rank: no all-gather copies it,
+    // where other values' parts are still all-gathered.
+    let gathers = copied.events.iter().filter(|e| e.op == Op::AllGather);
+    let (of_s, of_cores): (Vec<_>, Vec<_>) =
+        gathers.partition(|e| lands_in_place(whole.graph[e.node].outputs[0]));
+    assert!(
+        !of_s.is_empty() && of_s.iter().all(|e| e.end == e.start),
+        "{of_s:?}"
+    );
+    assert!(!of_cores.is_empty() && of_cores.iter().all(|e| e.end > e.start));
     let sends: Vec<_> = copied.events.iter().filter(|e| e.op == Op::Send).collect();
     assert!(!sends.is_empty());
     for send in sends {

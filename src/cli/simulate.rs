@@ -41,20 +41,18 @@ pub fn run(args: SimulateArgs) -> Result<()> {
     let machine = MachineModel::read(&args.model)?;
     let (problem, engine) = args.problem.open(0, args.threads)?;
     let engine = engine.build()?;
-    let (mut graph, _) = engine.prepare_on(problem.shape(), &machine)?;
-    let mut exchanges = vec![];
-    if args.ranks != 1 {
-        let ranked = across_nodes(&graph, args.ranks)?;
+    let (graph, _) = engine.prepare_on(problem.shape(), &machine)?;
+    let ranked = across_nodes(&graph, args.ranks)?;
+    if args.ranks > 1 {
         machine.check_network().map_err(|e| Error::Manifest {
             path: args.model.clone(),
             message: e.to_string(),
         })?;
-        (graph, exchanges) = (ranked.graph, ranked.exchanges);
     }
-    let (mut report, log) = engine.simulate(&graph, &machine)?;
-    report.network = ExchangeUse::simulated(&exchanges, &graph, &log);
+    let (mut report, log) = engine.simulate_across_nodes(&ranked, &machine)?;
+    report.network = ExchangeUse::simulated(&ranked.exchanges, &ranked.graph, &log);
     if let Some(path) = &args.trace {
-        write_chrome_trace(path, &graph, &log)?;
+        write_chrome_trace(path, &ranked.graph, &log)?;
     }
     print_report(&report, args.report);
     Ok(())

@@ -34,7 +34,7 @@ use crate::device::{FaultyPool, MemoryPool, PoolConfig, SimulatedPool};
 use crate::error::{Error, Result};
 use crate::graph::{GraphOptions, Op, SweepGraph};
 use crate::plan::{self, Drift, MemoryProfile, Plan, PlanRequest, PROCESS_BASELINE};
-use crate::ranks::{ExchangeLane, RankGraph, RankLayout, Transport};
+use crate::ranks::{AcrossNodes, Exchange, ExchangeLane, RankGraph, RankLayout, Transport};
 use crate::sched::{self, Governor, Pacing, Progress, RunLog, SchedOptions};
 use crate::sim::MachineModel;
 use crate::store::DiskTier;
@@ -380,6 +380,27 @@ impl Engine {
     /// memory governor, with each task taking the time the model gives it (the disk lanes capped
     /// by the tiering's disk bandwidth). Returns the report and log of the modelled run.
     pub fn simulate(&self, graph: &SweepGraph, machine: &MachineModel) -> Result<(Report, RunLog)> {
+        self.simulate_exchanging(graph, &[], machine)
+    }
+
+    /// Simulates the run of several ranks `ranked` ([`crate::ranks::across_nodes`]) on
+    /// `machine`, as [`Self::simulate`] does, with the S all-gathers its ranks receive in place
+    /// where the devices compute in host memory ([`crate::ranks::Exchange::in_place`]).
+    pub fn simulate_across_nodes(
+        &self,
+        ranked: &AcrossNodes,
+        machine: &MachineModel,
+    ) -> Result<(Report, RunLog)> {
+        self.simulate_exchanging(&ranked.graph, &ranked.exchanges, machine)
+    }
+
+    /// Simulates `graph`, whose ranks run `exchanges`, on `machine`.
+    fn simulate_exchanging(
+        &self,
+        graph: &SweepGraph,
+        exchanges: &[Exchange],
+        machine: &MachineModel,
+    ) -> Result<(Report, RunLog)> {
         machine.validate()?;
         if graph.ranks > 1 {
             machine.check_network()?;
@@ -387,7 +408,7 @@ impl Engine {
         let machine = machine.clone().with_disk_caps(self.tiering.disk_rates);
         let (sched, governor, _) = self.schedule(graph, DeviceMemory::Simulated)?;
         let threads = self.threads_per_device();
-        let timer = machine.timer(&threads);
+        let timer = machine.timer(&threads).with_exchanges(exchanges);
         let executor = ModelExecutor::new(graph);
         let mut log = sched::simulate(graph, &executor, sched, governor, &timer)?;
         log.threads_per_device = threads;

@@ -47,7 +47,7 @@ pub(super) fn agree_on_exchanges(transport: &dyn Transport, exchanges: &[Exchang
     let mut hasher = DefaultHasher::new();
     for exchange in exchanges {
         format!("{:?}", exchange.collective).hash(&mut hasher);
-        exchange.joined.hash(&mut hasher);
+        exchange.in_place.hash(&mut hasher);
         for value in &exchange.values {
             (value.id.to_string(), value.from, value.bytes).hash(&mut hasher);
         }

@@ -60,7 +60,7 @@ pub struct Exchange {
     /// block crossing to every reading rank but its maker's (`None` for every other exchange,
     /// and where the devices have memory of their own, [`super::RankGraph::of`]). A rank that
     /// reads none takes part and keeps nothing.
-    pub joined: Option<Vec<usize>>,
+    pub in_place: Option<Vec<usize>>,
 }
 
 impl Exchange {
@@ -119,14 +119,14 @@ pub fn exchanges(graph: &SweepGraph, crossings: &HashMap<DataId, Crossing>) -> V
             values.sort_by_key(|c| (c.step, position[&c.maker]));
             let last = values.last().expect("a group has a value");
             let last = (last.step, position[&last.maker], format!("{:?}", last.id));
-            let joins = joins_in_place(graph, &values);
+            let in_place = lands_in_place(graph, &values);
             let mut exchange = Exchange {
                 collective: collective_of(&values),
                 values,
-                joined: None,
+                in_place: None,
             };
-            if let (true, Some(of)) = (joins, exchange.parts_of()) {
-                exchange.joined = Some(graph.value_dims(of.whole()));
+            if let (true, Some(of)) = (in_place, exchange.parts_of()) {
+                exchange.in_place = Some(graph.value_dims(of.whole()));
             }
             (last, exchange)
         })
@@ -137,9 +137,9 @@ pub fn exchanges(graph: &SweepGraph, crossings: &HashMap<DataId, Crossing>) -> V
 
 /// True when `values` are the row blocks of one S in complex128, one per device that has
 /// rows, all of them crossing, each to every rank but its maker's: every rank then holds the
-/// whole S once the exchange is done, joined where it lands (the blocks lie in device order,
+/// whole S once the exchange is done, each block where it lands (the blocks lie in device order,
 /// which is rank order).
-fn joins_in_place(graph: &SweepGraph, values: &[Crossing]) -> bool {
+fn lands_in_place(graph: &SweepGraph, values: &[Crossing]) -> bool {
     let Group::Parts(of @ Shared::Proj { .. }) = Group::of(values[0].id) else {
         return false;
     };

@@ -175,6 +175,8 @@ impl Transport for InProcessRanks {
 #[cfg(test)]
 mod tests {
     use super::InProcessRanks;
+    use crate::ranks::transport::slot;
+    use num_complex::Complex64;
     use std::thread;
 
     #[test]
@@ -205,6 +207,35 @@ mod tests {
             assert_eq!(a, vec![vec![0], vec![1], vec![2]]);
             assert_eq!(g.len(), if rank == 2 { 3 } else { 0 });
         }
+    }
+
+    #[test]
+    fn an_in_place_all_gather_fills_every_readers_slots_and_leaves_others_empty() {
+        // Ranks 0 and 1 bring rows; rank 2 reads and brings none; rank 3 reads none.
+        let (counts, readers) = ([2, 1, 0, 0], [0, 1, 2]);
+        let ranks = InProcessRanks::group(4);
+        let results: Vec<Vec<f64>> = thread::scope(|s| {
+            let handles: Vec<_> = ranks
+                .iter()
+                .map(|t| {
+                    s.spawn(move || {
+                        let rank = t.rank();
+                        let len = if rank < 3 { 3 } else { 0 };
+                        let mut all = vec![Complex64::default(); len];
+                        for at in slot(&counts, rank) {
+                            all[at] = Complex64::new(10.0 * rank as f64 + at as f64, 0.0);
+                        }
+                        let all = t.all_gather_in_place(all.into(), &counts, &readers);
+                        all.unwrap().iter().map(|z| z.re).collect()
+                    })
+                })
+                .collect();
+            handles.into_iter().map(|h| h.join().unwrap()).collect()
+        });
+        for rows in &results[..3] {
+            assert_eq!(rows, &[0.0, 1.0, 12.0]);
+        }
+        assert!(results[3].is_empty());
     }
 
     #[test]

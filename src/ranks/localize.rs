@@ -17,7 +17,7 @@ use std::collections::{HashMap, HashSet};
 pub struct RankGraph {
     /// The tasks of the rank's devices, with a send task after each value another rank reads
     /// and a receive task before the tasks that read a value another rank makes (after this
-    /// rank's own part, for a gather to it; for an S joined in place, one receive task makes
+    /// rank's own part, for a gather to it; for an S gathered in place, one receive task makes
     /// the replicas its devices' all-gathers made); and its own copies of the reads and core
     /// uploads of other ranks whose values its tasks read.
     pub graph: SweepGraph,
@@ -30,15 +30,15 @@ pub struct RankGraph {
 impl RankGraph {
     /// The part of `graph` (the whole sweep, as every rank builds it) that `layout`'s rank runs.
     /// With `shared_memory` (devices that compute in host memory, as the CPU backend's), the
-    /// S all-gathers that can are joined in place ([`Exchange::joined`]); a GPU would upload
-    /// the joined S for every task that reads it, so its ranks all-gather the parts on the
+    /// S all-gathers that can are gathered in place ([`Exchange::in_place`]); a GPU would upload
+    /// the whole S for every task that reads it, so its ranks all-gather the parts on the
     /// device, as one process does.
     pub fn of(graph: &SweepGraph, layout: RankLayout, shared_memory: bool) -> Self {
         let owner = |node: NodeIndex| layout.owner(graph.graph[node].device, graph.devices);
         let crossings = crossings(graph, &owner);
         let mut exchanges = exchanges(graph, &crossings);
         if !shared_memory {
-            exchanges.iter_mut().for_each(|e| e.joined = None);
+            exchanges.iter_mut().for_each(|e| e.in_place = None);
         }
         let mut local = graph.clone();
         let readers = local_readers(graph, &owner, layout.rank);
@@ -55,11 +55,11 @@ impl RankGraph {
             local.graph[node].device = device;
         }
         let gathered_here = gathered_to(&exchanges, layout.rank);
-        let joined_values = joined_values(&exchanges);
+        let in_place_values = in_place_values(&exchanges);
         let mut gathers = Vec::new();
         for crossing in crossings.values() {
-            let joined = joined_values.contains(&crossing.id);
-            if crossing.to.contains(&layout.rank) && !joined {
+            let in_place = in_place_values.contains(&crossing.id);
+            if crossing.to.contains(&layout.rank) && !in_place {
                 let receive = add_receive(&mut local, crossing, &readers[&crossing.id]);
                 if gathered_here.contains(&crossing.id) {
                     gathers.push(receive);
@@ -72,8 +72,8 @@ impl RankGraph {
         let mut position = positions(&exchanges);
         for (at, exchange) in exchanges.iter().enumerate() {
             let read_here = exchange.values.iter().any(|c| c.to.contains(&layout.rank));
-            if exchange.joined.is_some() && read_here {
-                let replicas = add_joined_receive(&mut local, exchange, layout.rank);
+            if exchange.in_place.is_some() && read_here {
+                let replicas = add_in_place_receive(&mut local, exchange, layout.rank);
                 position.extend(replicas.into_iter().map(|id| (id, at)));
             }
         }
@@ -231,11 +231,11 @@ fn add_receive(local: &mut SweepGraph, crossing: &Crossing, readers: &[NodeIndex
     receive
 }
 
-/// The values of the exchanges joined in place ([`Exchange::joined`]).
-fn joined_values(exchanges: &[Exchange]) -> HashSet<DataId> {
+/// The values of the exchanges gathered in place ([`Exchange::in_place`]).
+fn in_place_values(exchanges: &[Exchange]) -> HashSet<DataId> {
     exchanges
         .iter()
-        .filter(|e| e.joined.is_some())
+        .filter(|e| e.in_place.is_some())
         .flat_map(|e| e.values.iter().map(|c| c.id))
         .collect()
 }
@@ -244,10 +244,10 @@ fn joined_values(exchanges: &[Exchange]) -> HashSet<DataId> {
 /// every rank that reads it receives whole) by one receive task that makes all their
 /// replicas, moving the other ranks' blocks: the network lane joins the blocks where they
 /// land. Returns the replicas.
-fn add_joined_receive(local: &mut SweepGraph, exchange: &Exchange, rank: usize) -> Vec<DataId> {
+fn add_in_place_receive(local: &mut SweepGraph, exchange: &Exchange, rank: usize) -> Vec<DataId> {
     let of = exchange
         .parts_of()
-        .expect("a joined exchange carries parts");
+        .expect("an exchange gathered in place carries parts");
     let mut gathers: Vec<(NodeIndex, DataId)> = local
         .graph
         .node_indices()

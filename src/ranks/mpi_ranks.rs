@@ -5,7 +5,8 @@
 //! once and never copied by MPI. Every call is started non-blocking and polled, so that a
 //! failure notice from another rank ends the wait.
 
-use super::mpi_buffers::{lend_slice, lend_vec, slots, write_payload, WordBuffer};
+use super::mpi_buffers::{lend_slice, lend_vec, slots, write_payload, Loan, WordBuffer};
+use super::transport::slot;
 use super::{Payload, Take, Transport};
 use crate::error::{Error, Result};
 use mpi::collective::CommunicatorCollectives;
@@ -193,14 +194,8 @@ impl MpiRanks {
     ) -> Result<()> {
         let (counts, displs) = partition(lengths)?;
         let (all, loan) = buffer.lend(counts.iter().sum());
-        let mut parts = slots(all, &counts);
-        write_payload(parts[self.rank], mine);
-        let requests = self.start_moves(&mut parts, send_to, receive_from);
-        self.wait(requests, LONGEST_POLL_ARRIVED)?;
-        drop(parts);
-        // SAFETY: every request that used the buffer has completed, and the slots lent from
-        // it are dropped.
-        let all = unsafe { loan.take_back() };
+        write_payload(&mut all[slot(&counts, self.rank)], mine);
+        let all = self.move_slots((all, loan), &counts, send_to, receive_from)?;
         let taken = hand_over(&all, &displs, lengths, take_from, take);
         buffer.keep(all);
         taken
@@ -208,6 +203,25 @@ impl MpiRanks {
 }
 
 impl MpiRanks {
+    /// Moves the slots (`counts` elements each, in rank order) of a lent buffer: sends this
+    /// rank's to `send_to` and receives those of `receive_from` into theirs; the buffer once
+    /// every move has completed.
+    fn move_slots(
+        &self,
+        (words, loan): (&'static mut [Complex64], Loan<[Complex64]>),
+        counts: &[usize],
+        send_to: &[usize],
+        receive_from: &[usize],
+    ) -> Result<Box<[Complex64]>> {
+        let mut parts = slots(words, counts);
+        let requests = self.start_moves(&mut parts, send_to, receive_from);
+        self.wait(requests, LONGEST_POLL_ARRIVED)?;
+        drop(parts);
+        // SAFETY: every request that used the buffer has completed, and the slots lent from
+        // it are dropped.
+        Ok(unsafe { loan.take_back() })
+    }
+
     /// Starts sending this rank's slot of `parts` to `send_to` and receiving the slots of
     /// `receive_from` into theirs (both taken out of `parts`).
     fn start_moves(
@@ -317,13 +331,14 @@ impl Transport for MpiRanks {
         self.swap(&mut buffer, mine, &lengths, [&others, &others, &all], take)
     }
 
-    /// Sends this rank's slot of `all` from where it lies and receives the others' into
-    /// theirs: no copy beyond MPI's own. The lengths all-gather that opens it checks that
-    /// every rank counts the same slots.
+    /// Sends this rank's slot of `all` from where it lies to the other `readers` and, on a
+    /// reader, receives the others' into theirs: no copy beyond MPI's own. The lengths
+    /// all-gather that opens it checks that every rank counts the same slots.
     fn all_gather_in_place(
         &self,
         all: Box<[Complex64]>,
         counts: &[usize],
+        readers: &[usize],
     ) -> Result<Box<[Complex64]>> {
         let _one_at_a_time = self.buffer.lock().unwrap_or_else(|e| e.into_inner());
         let lengths = self.all_lengths((counts[self.rank] * WORD) as u64)?;
@@ -334,16 +349,20 @@ impl Transport for MpiRanks {
                 told[rank], counts[rank]
             )));
         }
+        if !readers.contains(&self.rank) {
+            return Ok(all);
+        }
+        let send_to: Vec<usize> = match counts[self.rank] {
+            0 => vec![],
+            _ => readers
+                .iter()
+                .copied()
+                .filter(|&r| r != self.rank)
+                .collect(),
+        };
+        let receive_from: Vec<usize> = self.others().filter(|&r| counts[r] > 0).collect();
         let len = all.len();
-        let (words, loan) = lend_slice(all, len);
-        let mut parts = slots(words, counts);
-        let others: Vec<usize> = self.others().collect();
-        let requests = self.start_moves(&mut parts, &others, &others);
-        self.wait(requests, LONGEST_POLL_ARRIVED)?;
-        drop(parts);
-        // SAFETY: every request that used the buffer has completed, and the slots lent from
-        // it are dropped.
-        Ok(unsafe { loan.take_back() })
+        self.move_slots(lend_slice(all, len), counts, &send_to, &receive_from)
     }
 
     fn check(&self) -> Result<()> {

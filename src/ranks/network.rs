@@ -1,8 +1,8 @@
 //! `ExchangeLane`: the network lane of a rank. It runs the run's exchanges in order, handing
 //! the transport the values this rank's send tasks posted (the transport packs them into its
 //! own buffer) and unpacking those its receive tasks wait for. The row blocks of an S that
-//! every rank receives whole are joined where they land instead: this rank's are copied into
-//! the buffer of the whole S, and the others' arrive into it ([`Exchange::joined`]).
+//! every rank receives whole are gathered in place instead: this rank's are copied into
+//! the buffer of the whole S, and the others' arrive into it ([`Exchange::in_place`]).
 
 use super::exchange_plan::{Collective, Exchange};
 use super::transport::slot;
@@ -17,7 +17,7 @@ use crate::tensor::{AnyTensor, Array};
 use crossbeam_channel::{never, select, unbounded, Receiver, Sender};
 use num_complex::Complex64;
 use petgraph::stable_graph::NodeIndex;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -131,8 +131,8 @@ impl ExchangeLane {
             .collect();
         let started = Instant::now();
         self.in_exchange.store(true, Ordering::SeqCst);
-        let arrived = match &exchange.joined {
-            Some(dims) => self.joined(exchange, dims, tensors),
+        let arrived = match &exchange.in_place {
+            Some(dims) => self.all_gather_in_place(exchange, dims, tensors),
             None => self.collective(exchange, &Encoded(&tensors)),
         };
         let arrived = arrived.inspect_err(|_| self.in_exchange.store(false, Ordering::SeqCst))?;
@@ -165,8 +165,8 @@ impl ExchangeLane {
         let rank = self.transport.rank();
         let mut reads = exchange.values.iter().filter(|c| c.to.contains(&rank));
         let reads_none = reads.clone().next().is_none();
-        if exchange.joined.is_some() {
-            return reads_none || held.waiting.contains_key(&joined_key(exchange));
+        if exchange.in_place.is_some() {
+            return reads_none || held.waiting.contains_key(&in_place_key(exchange));
         }
         reads_none || reads.any(|c| held.waiting.contains_key(&c.id))
     }
@@ -198,7 +198,7 @@ impl ExchangeLane {
     /// Runs the exchange of the row blocks of an S of dimensions `dims` that every rank
     /// receives whole: copies this rank's blocks (`own`, the values it makes, in packing
     /// order) into the buffer of the whole S, which the others' arrive into; returns the S.
-    fn joined(
+    fn all_gather_in_place(
         &self,
         exchange: &Exchange,
         dims: &[usize],
@@ -215,15 +215,19 @@ impl ExchangeLane {
             .zip(own)
             .collect();
         blocks.sort_by_key(|(device, _)| *device);
-        let all = with_own_rows(exchange, &counts, t.rank(), blocks)?;
-        let all = t.all_gather_in_place(all.into_boxed_slice(), &counts)?;
-        let reads = exchange.values.iter().any(|c| c.to.contains(&t.rank()));
-        if !reads {
-            // A rank with no device that reads S takes part and keeps none of it.
+        let blocks = blocks.into_iter().map(|(_, block)| block).collect();
+        let readers: BTreeSet<usize> = exchange.values.iter().flat_map(|c| c.to.clone()).collect();
+        let readers: Vec<usize> = readers.into_iter().collect();
+        if !readers.contains(&t.rank()) {
+            // A rank with no device that reads S makes none of it either (every maker reads
+            // the others' blocks): it takes part in the exchange, and sends and keeps nothing.
+            t.all_gather_in_place(Box::default(), &counts, &readers)?;
             return Ok(vec![]);
         }
+        let key = in_place_key(exchange);
+        let all = with_own_rows(key, &counts, t.rank(), blocks)?;
+        let all = t.all_gather_in_place(all.into_boxed_slice(), &counts, &readers)?;
         let whole = Array::new(dims.to_vec(), all.into_vec())?;
-        let key = joined_key(exchange);
         Ok(vec![(key, AnyTensor::Complex128(Arc::new(whole)))])
     }
 
@@ -263,8 +267,8 @@ impl ExchangeLane {
     }
 }
 
-/// What a receive task waits for: its value, or, for the replicas of a joined S (one per
-/// device of the rank that reads it, [`Exchange::joined`]), the whole S.
+/// What a receive task waits for: its value, or, for the replicas of an S gathered in place (one per
+/// device of the rank that reads it, [`Exchange::in_place`]), the whole S.
 fn receive_key(task: &Task) -> DataId {
     match task.outputs[0] {
         DataId::Replica {
@@ -275,23 +279,22 @@ fn receive_key(task: &Task) -> DataId {
     }
 }
 
-/// The buffer of a joined S (`counts[r]` elements of rank `r`'s rows, in rank order) with
-/// `rank`'s rows copied in from its `blocks` (in device order); the other ranks' slots are
-/// zeroed, for MPI to write.
+/// The buffer of `whole`, an S gathered in place (`counts[r]` elements of rank `r`'s rows, in
+/// rank order), with `rank`'s rows copied in from its `blocks` (in device order); the other
+/// ranks' slots are zeroed, for MPI to write.
 fn with_own_rows(
-    exchange: &Exchange,
+    whole: DataId,
     counts: &[usize],
     rank: usize,
-    blocks: Vec<(usize, AnyTensor)>,
+    blocks: Vec<AnyTensor>,
 ) -> Result<Vec<Complex64>> {
     let own = slot(counts, rank);
     let mut all: Vec<Complex64> = Vec::with_capacity(counts.iter().sum());
     all.resize(own.start, Complex64::default());
-    for (_, block) in blocks {
+    for block in blocks {
         let AnyTensor::Complex128(block) = block else {
             return Err(Error::Invalid(format!(
-                "a block of {} is {:?}, not complex128",
-                exchange.values[0].id,
+                "a block of {whole} is {:?}, not complex128",
                 block.dtype()
             )));
         };
@@ -299,8 +302,7 @@ fn with_own_rows(
     }
     if all.len() != own.end {
         return Err(Error::Invalid(format!(
-            "this rank's blocks of {} hold {} elements, not {}",
-            exchange.values[0].id,
+            "this rank's blocks of {whole} hold {} elements, not {}",
             all.len() - own.start,
             own.len()
         )));
@@ -309,11 +311,11 @@ fn with_own_rows(
     Ok(all)
 }
 
-/// The name a joined S arrives under ([`receive_key`]).
-fn joined_key(exchange: &Exchange) -> DataId {
+/// The name an S gathered in place arrives under ([`receive_key`]).
+fn in_place_key(exchange: &Exchange) -> DataId {
     let of = exchange
         .parts_of()
-        .expect("a joined exchange carries parts");
+        .expect("an exchange gathered in place carries parts");
     of.whole()
 }
 
@@ -438,5 +440,42 @@ impl NetworkLane for ExchangeLane {
 
     fn awaits_others(&self) -> bool {
         self.in_exchange.load(Ordering::SeqCst)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::with_own_rows;
+    use crate::graph::DataId;
+    use crate::tensor::{AnyTensor, Array};
+    use num_complex::{Complex32, Complex64};
+    use std::sync::Arc;
+
+    const S5: DataId = DataId::Proj { site: 5 };
+
+    fn block(values: &[f64]) -> AnyTensor {
+        let data = values.iter().map(|&v| Complex64::new(v, -v)).collect();
+        AnyTensor::Complex128(Arc::new(Array::new(vec![values.len()], data).unwrap()))
+    }
+
+    #[test]
+    fn own_rows_land_in_this_ranks_slot_in_device_order_between_zeroed_slots() {
+        let all = with_own_rows(S5, &[2, 3, 1], 1, vec![block(&[1.0, 2.0]), block(&[3.0])]);
+        let re: Vec<f64> = all.unwrap().iter().map(|z| z.re).collect();
+        assert_eq!(re, [0.0, 0.0, 1.0, 2.0, 3.0, 0.0]);
+    }
+
+    #[test]
+    fn blocks_of_the_wrong_size_or_type_are_an_error_naming_the_s() {
+        let err = with_own_rows(S5, &[2, 3], 1, vec![block(&[1.0])]).unwrap_err();
+        assert!(
+            err.to_string()
+                .contains("blocks of S5 hold 1 elements, not 3"),
+            "{err}"
+        );
+        let narrow = Array::new(vec![1], vec![Complex32::new(1.0, 0.0)]).unwrap();
+        let blocks = vec![AnyTensor::Complex64(Arc::new(narrow))];
+        let err = with_own_rows(S5, &[1], 0, blocks).unwrap_err();
+        assert!(err.to_string().contains("a block of S5 is"), "{err}");
     }
 }

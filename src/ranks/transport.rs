@@ -57,19 +57,26 @@ pub trait Transport: Send + Sync {
     /// Hands every rank's `mine` to `take`, in rank order, on every rank.
     fn all_gather(&self, mine: &dyn Payload, take: Take<'_>) -> Result<()>;
 
-    /// Every rank's rows of one value joined in `all`, in rank order, `counts[rank]` elements
-    /// each: this rank has written its own slot, and the others' arrive into theirs. MPI
-    /// receives them there; this default goes through [`Transport::all_gather`] and copies
-    /// them in.
+    /// Every rank's rows of one value, in rank order, `counts[rank]` elements each, on every
+    /// rank of `readers`: in `all`, which spans the value on a reader, this rank has written
+    /// its own slot, and the others' arrive into theirs. A rank not among `readers` brings
+    /// no rows, passes an empty `all` and gets it back. MPI receives the rows in place; this
+    /// default goes through [`Transport::all_gather`] and copies them in.
     fn all_gather_in_place(
         &self,
         mut all: Box<[Complex64]>,
         counts: &[usize],
+        readers: &[usize],
     ) -> Result<Box<[Complex64]>> {
-        let own = bytemuck::cast_slice::<Complex64, u8>(&all[slot(counts, self.rank())]).to_vec();
         let rank = self.rank();
+        let reads = readers.contains(&rank);
+        let own = match reads {
+            true => &all[slot(counts, rank)],
+            false => &all[..],
+        };
+        let own = bytemuck::cast_slice::<Complex64, u8>(own).to_vec();
         self.all_gather(&own.as_slice(), &mut |from, bytes| {
-            if from == rank {
+            if from == rank || !reads {
                 return Ok(());
             }
             let into = bytemuck::cast_slice_mut::<Complex64, u8>(&mut all[slot(counts, from)]);

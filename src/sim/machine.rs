@@ -5,10 +5,11 @@
 use super::compute_model::ComputeModel;
 use crate::error::{Error, Result};
 use crate::graph::{DataId, Lane, Op, Shared, Task};
+use crate::ranks::Exchange;
 use crate::sched::TaskTimer;
 use crate::store::DiskRates;
 use serde::{Deserialize, Serialize};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
 use std::path::Path;
 
 /// The `bytes_per_s` entry for the io lane's output writes (its reads take `io`'s rate).
@@ -18,7 +19,7 @@ pub const IO_WRITE: &str = "io-write";
 /// copied on the host as the MPI transport copies it: packed into the transport's buffer once
 /// by the rank that sends it, and decoded out of it by each rank that receives it, except the
 /// row blocks of S where devices compute in host memory, which every rank receives straight
-/// into its whole S (`ranks::Exchange::joined`).
+/// into its whole S (`ranks::Exchange::in_place`).
 /// The model charges the pack to the send task (on the making device's download lane; the
 /// transport packs on the sending rank's network lane) and each decode to its receive task.
 /// Without the entry, those copies are free.
@@ -206,6 +207,7 @@ impl MachineModel {
         let most = threads_per_device.iter().copied().max().unwrap_or(1);
         ModelTimer {
             machine: self,
+            in_place: HashSet::new(),
             compute: threads_per_device
                 .iter()
                 .map(|&t| self.compute_for(t))
@@ -218,25 +220,38 @@ impl MachineModel {
 /// Times tasks on a [`MachineModel`], each device's compute by the model of its thread count.
 pub struct ModelTimer<'a> {
     machine: &'a MachineModel,
+    /// The S values whose all-gathers the ranks receive in place
+    /// (`ranks::Exchange::in_place`), where the devices compute in host memory.
+    in_place: HashSet<Shared>,
     compute: Vec<Option<&'a ComputeModel>>,
     /// The compute model of the device with the most threads (for work off the compute lanes).
     most_threads: Option<&'a ComputeModel>,
 }
 
-/// True for a receive of a row block of S (the value it reads, in the simulator's graph of
-/// several ranks) on a `machine` whose devices compute in host memory: the MPI transport
-/// receives it into the whole S with no decode (`ranks::Exchange::joined`, in complex128, the
-/// element type the model assumes here; other types are decoded, which the model leaves out).
-/// A GPU's ranks decode it and all-gather the parts on the device.
-fn arrives_in_place(task: &Task, machine: &MachineModel) -> bool {
-    !machine.device_has_own_memory
-        && matches!(
-            task.inputs.first(),
-            Some(DataId::Part {
-                of: Shared::Proj { .. },
-                ..
-            })
-        )
+impl ModelTimer<'_> {
+    /// This timer for ranks that run `exchanges`: on a machine whose devices compute in host
+    /// memory, the MPI transport receives the row blocks of an S that the ranks gather in
+    /// place straight into the whole S, with no decode, and that S serves every device of the
+    /// rank, which then all-gathers nothing ([`Self::lands_in_place`]). A GPU's ranks decode
+    /// the blocks and all-gather the parts on each device.
+    pub fn with_exchanges(mut self, exchanges: &[Exchange]) -> Self {
+        if !self.machine.device_has_own_memory {
+            let in_place = exchanges.iter().filter(|e| e.in_place.is_some());
+            self.in_place = in_place.filter_map(Exchange::parts_of).collect();
+        }
+        self
+    }
+
+    /// True for a receive of a row block of an S gathered in place (the value it reads, in the
+    /// simulator's graph of several ranks) and for the all-gathers of that S's replicas.
+    fn lands_in_place(&self, task: &Task) -> bool {
+        let of = match (task.op, task.inputs.first(), task.outputs.first()) {
+            (Op::Receive, Some(DataId::Part { of, .. }), _) => of,
+            (Op::AllGather, _, Some(DataId::Replica { of, .. })) => of,
+            _ => return false,
+        };
+        self.in_place.contains(of)
+    }
 }
 
 impl TaskTimer for ModelTimer<'_> {
@@ -264,10 +279,9 @@ impl TaskTimer for ModelTimer<'_> {
                 // A message's costs beyond its bytes on the lane: the pack, in a send; the
                 // latency and the decode, in a receive (a row block of S arrives in place).
                 let message = match (task.op, task.lane) {
+                    (Op::AllGather, _) if self.lands_in_place(task) => return 0.0,
                     (Op::Send, _) => machine.host_copy_s(task.moved_bytes),
-                    (_, Lane::Network) if arrives_in_place(task, machine) => {
-                        machine.network_latency_s
-                    }
+                    (_, Lane::Network) if self.lands_in_place(task) => machine.network_latency_s,
                     (_, Lane::Network) => {
                         machine.network_latency_s + machine.host_copy_s(task.moved_bytes)
                     }

@@ -101,7 +101,7 @@ struct Message<'a> {
 
 /// Every message between two ranks in `by_rank` (each rank's events): each receive slice with
 /// each send slice of another rank of the same value. A receive of the replicas of an S
-/// joined in place (`S5@device1`, see `ranks::Exchange::joined`) brings every rank's row
+/// gathered in place (`S5@device1`, see `ranks::Exchange::in_place`) brings every rank's row
 /// blocks of it (`S5/part0`, `S5/part2`, …).
 fn messages(by_rank: &[Vec<Value>]) -> Vec<Message<'_>> {
     let mut sends: HashMap<&str, Vec<(usize, &Value)>> = HashMap::new();
@@ -359,7 +359,7 @@ mod tests {
     }
 
     #[test]
-    fn a_joined_s_is_received_from_every_other_ranks_row_blocks() {
+    fn an_s_gathered_in_place_is_received_from_every_other_ranks_row_blocks() {
         let joined = join_rank_traces(vec![
             trace_of(
                 0,

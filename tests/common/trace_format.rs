@@ -100,7 +100,7 @@ pub fn check_trace(trace: &Value) -> TraceParts {
 
 /// Checks the trace of a run of `ranks` ranks over `devices` devices (each rank owning a
 /// contiguous share): a process per device and per rank's host, named by rank; an arrow from
-/// each value's send to each of its receives on other ranks (a joined S's receive brings the
+/// each value's send to each of its receives on other ranks (the receive of an S gathered in place brings the
 /// row blocks of every other rank), which ends after the send; and a summary that
 /// `srcflow report` can print.
 pub fn check_rank_trace(trace: &Value, ranks: usize, devices: usize) {
