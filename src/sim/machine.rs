@@ -287,7 +287,12 @@ impl TaskTimer for ModelTimer<'_> {
                     }
                     _ => 0.0,
                 };
-                work + message + task.moved_bytes as f64 / machine.lane_rate(task)
+                // A device that computes in host memory hands a value to send over as it is.
+                let moved = match task.op {
+                    Op::Send if !machine.device_has_own_memory => 0.0,
+                    _ => task.moved_bytes as f64 / machine.lane_rate(task),
+                };
+                work + message + moved
             }
         };
         machine.task_overhead_s + work
