@@ -73,18 +73,7 @@ pub fn thin_qr<T: Scalar>(a: MatRef<'_, T>) -> (Mat<T>, Mat<T>) {
         std::cmp::Ordering::Equal => T::one(),
         std::cmp::Ordering::Greater => factors[(i, j)],
     });
-    let mut q = Mat::<T>::identity(m, size);
-    let scratch = householder::apply_block_householder_sequence_on_the_left_in_place_scratch::<T>(
-        m, block, size,
-    );
-    householder::apply_block_householder_sequence_on_the_left_in_place_with_conj(
-        basis.as_ref(),
-        coeff.as_ref(),
-        Conj::No,
-        q.as_mut(),
-        par,
-        MemStack::new(&mut MemBuffer::new(scratch)),
-    );
+    let q = thin_q(basis.as_ref(), coeff.as_ref(), par);
     let r = Mat::from_fn(
         size,
         n,
@@ -97,6 +86,33 @@ pub fn thin_qr<T: Scalar>(a: MatRef<'_, T>) -> (Mat<T>, Mat<T>) {
         },
     );
     (q, r)
+}
+
+/// The thin Q of a Householder QR from its reflectors (`basis`, unit lower trapezoidal) and
+/// their block factors (`coeff`, one block of `coeff.nrows()` columns after another), formed as
+/// LAPACK's `ungqr` forms it: the blocks applied to the identity last first, each to the
+/// columns from its own first on only, as the columns before it are still the identity's,
+/// which it leaves as they are (half the work of applying every block to every column).
+fn thin_q<T: Scalar>(basis: MatRef<'_, T>, coeff: MatRef<'_, T>, par: Par) -> Mat<T> {
+    let (m, size, block) = (basis.nrows(), coeff.ncols(), coeff.nrows());
+    let mut q = Mat::<T>::identity(m, size);
+    let scratch =
+        householder::apply_block_householder_on_the_left_in_place_scratch::<T>(m, block, size);
+    let mut buffer = MemBuffer::new(scratch);
+    let mut end = size;
+    while end > 0 {
+        let start = (end - 1) / block * block;
+        householder::apply_block_householder_on_the_left_in_place_with_conj(
+            basis.get(start.., start..end),
+            coeff.get(..end - start, start..end),
+            Conj::No,
+            q.as_mut().get_mut(start.., start..),
+            par,
+            MemStack::new(&mut buffer),
+        );
+        end = start;
+    }
+    q
 }
 
 /// A thin SVD in row-major vectors: U, the singular values, Vᴴ and the rank.
