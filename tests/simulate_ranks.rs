@@ -209,52 +209,6 @@ fn each_rank_receives_one_message_at_a_time_at_the_models_bandwidth_and_latency(
             );
         }
     }
-    // Host copies rated: each send packs its value at that rate, and each receive decodes it,
-    // but a row block of an S that every rank reads, which arrives in place.
-    let host_copy = 4e6;
-    let mut copying = machine(network, latency);
-    copying
-        .bytes_per_s
-        .insert(srcflow::sim::HOST_COPY.into(), host_copy);
-    let (_, copied, whole) = simulate(2, &copying);
-    let exchanges = ranked(2).exchanges;
-    let gathered_in_place = exchanges.iter().filter(|e| e.in_place.is_some());
-    let in_place_s: Vec<Shared> = gathered_in_place.filter_map(|e| e.parts_of()).collect();
-    let lands_in_place = |id: DataId| match id {
-        DataId::Part { of, .. } | DataId::Replica { of, .. } => in_place_s.contains(&of),
-        _ => false,
-    };
-    let mut in_place = [0, 0];
-    for e in copied.events.iter().filter(|e| e.op == Op::Receive) {
-        let block_of_s = lands_in_place(whole.graph[e.node].inputs[0]);
-        in_place[usize::from(block_of_s)] += 1;
-        let decode = if block_of_s {
-            0.0
-        } else {
-            e.bytes as f64 / host_copy
-        };
-        let modelled = 1e-5 + latency + e.bytes as f64 / network + decode;
-        let took = e.end - e.start;
-        assert!((took - modelled).abs() < 1e-8, "{took} vs {modelled}");
-    }
-    assert!(in_place[0] > 0 && in_place[1] > 0, "{in_place:?}");
-    // An S that arrives in place serves every device of its rank: no all-gather copies it,
-    // where other values' parts are still all-gathered.
-    let gathers = copied.events.iter().filter(|e| e.op == Op::AllGather);
-    let (of_s, of_cores): (Vec<_>, Vec<_>) =
-        gathers.partition(|e| lands_in_place(whole.graph[e.node].outputs[0]));
-    assert!(
-        !of_s.is_empty() && of_s.iter().all(|e| e.end == e.start),
-        "{of_s:?}"
-    );
-    assert!(!of_cores.is_empty() && of_cores.iter().all(|e| e.end > e.start));
-    let sends: Vec<_> = copied.events.iter().filter(|e| e.op == Op::Send).collect();
-    assert!(!sends.is_empty());
-    for send in sends {
-        // The pack alone: a device in host memory hands the value over as it is.
-        let modelled = 1e-5 + send.bytes as f64 / host_copy;
-        assert!((send.end - send.start - modelled).abs() < 1e-8, "{send:?}");
-    }
     // Each rank reads on its own io lane: reads of the two ranks run at the same time.
     let reads = |rank: usize| {
         let reads = log.events.iter();
@@ -262,6 +216,73 @@ fn each_rank_receives_one_message_at_a_time_at_the_models_bandwidth_and_latency(
     };
     let overlap = reads(0).any(|a| reads(1).any(|b| a.start < b.end && b.start < a.end));
     assert!(overlap, "the ranks' reads never overlap");
+}
+
+#[test]
+fn values_are_copied_on_the_host_as_the_transport_copies_them() {
+    // Host copies rated: each send packs its value, and each receive decodes it, but where
+    // devices compute in host memory a send's value is handed over as it is, and an S that
+    // every rank reading it receives whole arrives in place, with no all-gather after.
+    let (network, latency, host_copy) = (1e6, 1e-3, 4e6);
+    let mut in_host = machine(network, latency);
+    in_host
+        .bytes_per_s
+        .insert(srcflow::sim::HOST_COPY.into(), host_copy);
+    let mut on_gpus = in_host.clone();
+    on_gpus.device_has_own_memory = true;
+    // What a run of two ranks in host memory receives in place: the S whose replicas on a
+    // rank's devices one receive task makes.
+    let alone = SweepGraph::build(&problem().shape(), &options().graph).unwrap();
+    let rank_0 = RankGraph::of(&alone, RankLayout::new(0, 2, DEVICES).unwrap(), true);
+    let receives = rank_0
+        .graph
+        .graph
+        .node_weights()
+        .filter(|t| t.op == Op::Receive);
+    let in_place_s: Vec<Shared> = receives
+        .filter_map(|t| match t.outputs.first() {
+            Some(&DataId::Replica { of, .. }) => Some(of),
+            _ => None,
+        })
+        .collect();
+    assert!(!in_place_s.is_empty());
+    let of_in_place_s = |id: DataId| match id {
+        DataId::Part { of, .. } | DataId::Replica { of, .. } => in_place_s.contains(&of),
+        _ => false,
+    };
+    for (model, in_host_memory) in [(&in_host, true), (&on_gpus, false)] {
+        let (_, log, whole) = simulate(2, model);
+        let mut timed = BTreeMap::<(String, bool), usize>::new();
+        for e in &log.events {
+            let task = &whole.graph[e.node];
+            let bytes = task.moved_bytes as f64;
+            let value = match e.op {
+                Op::Receive | Op::Send => task.inputs.first(),
+                Op::AllGather => task.outputs.first(),
+                _ => continue,
+            };
+            let in_place = in_host_memory && value.is_some_and(|&id| of_in_place_s(id));
+            let modelled = match (e.op, in_place) {
+                (Op::Receive, true) => 1e-5 + latency + bytes / network,
+                (Op::Receive, false) => 1e-5 + latency + bytes / network + bytes / host_copy,
+                (Op::Send, _) if in_host_memory => 1e-5 + bytes / host_copy,
+                (Op::Send, _) => 1e-5 + bytes / host_copy + bytes / 1e9,
+                (Op::AllGather, true) => 0.0,
+                (Op::AllGather, false) => 1e-5 + bytes / 1e9,
+                _ => continue,
+            };
+            let took = e.end - e.start;
+            assert!(
+                (took - modelled).abs() < 1e-8,
+                "{e:?}: {took} vs {modelled}"
+            );
+            *timed.entry((format!("{:?}", e.op), in_place)).or_default() += 1;
+        }
+        let has = |op: &str, in_place: bool| timed.contains_key(&(op.to_string(), in_place));
+        assert!(has("Receive", false) && has("Send", false) && has("AllGather", false));
+        let arrived_in_place = has("Receive", true) && has("AllGather", true);
+        assert_eq!(arrived_in_place, in_host_memory, "{timed:?}");
+    }
 }
 
 #[test]

@@ -26,7 +26,9 @@ pub struct SimulateArgs {
     /// Ranks (one per node) the devices are shared among, as under `mpirun -np R srcflow run`:
     /// each rank has io, disk and network lanes of its own, and each value that crosses ranks
     /// is a message at the model's `bytes_per_s.network` after `network_latency_s`, packed
-    /// when sent and decoded when received at its `bytes_per_s.host-copy` (free without it).
+    /// when sent and decoded when received at its `bytes_per_s.host-copy` (free without it;
+    /// on a model without device memory of its own, an S that every rank reading it receives
+    /// whole arrives in place, with no decode and no all-gather on the devices).
     #[arg(long, default_value_t = 1, value_name = "R")]
     ranks: usize,
     /// Write a Chrome trace of the simulated run.

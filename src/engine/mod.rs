@@ -378,7 +378,9 @@ impl Engine {
 
     /// Simulates the run of `graph` on `machine`: the same plan, scheduler, prefetch policy and
     /// memory governor, with each task taking the time the model gives it (the disk lanes capped
-    /// by the tiering's disk bandwidth). Returns the report and log of the modelled run.
+    /// by the tiering's disk bandwidth). Returns the report and log of the modelled run. A
+    /// graph of several ranks takes [`Self::simulate_across_nodes`], which also knows which
+    /// of their all-gathers land in place.
     pub fn simulate(&self, graph: &SweepGraph, machine: &MachineModel) -> Result<(Report, RunLog)> {
         self.simulate_exchanging(graph, &[], machine)
     }

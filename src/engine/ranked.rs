@@ -49,7 +49,7 @@ pub(super) fn agree_on_exchanges(transport: &dyn Transport, exchanges: &[Exchang
         format!("{:?}", exchange.collective).hash(&mut hasher);
         exchange.in_place.hash(&mut hasher);
         for value in &exchange.values {
-            (value.id.to_string(), value.from, value.bytes).hash(&mut hasher);
+            (value.id.to_string(), value.from, &value.to, value.bytes).hash(&mut hasher);
         }
     }
     let mine = hasher.finish().to_le_bytes();

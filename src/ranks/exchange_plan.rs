@@ -72,6 +72,14 @@ impl Exchange {
         }
     }
 
+    /// The ranks that read its values, in rank order, each once.
+    pub fn readers(&self) -> BTreeSet<usize> {
+        self.values
+            .iter()
+            .flat_map(|c| c.to.iter().copied())
+            .collect()
+    }
+
     /// The values `rank` makes, in packing order.
     pub fn made_by(&self, rank: usize) -> impl Iterator<Item = &Crossing> {
         self.values.iter().filter(move |c| c.from == rank)
@@ -119,15 +127,15 @@ pub fn exchanges(graph: &SweepGraph, crossings: &HashMap<DataId, Crossing>) -> V
             values.sort_by_key(|c| (c.step, position[&c.maker]));
             let last = values.last().expect("a group has a value");
             let last = (last.step, position[&last.maker], format!("{:?}", last.id));
-            let in_place = lands_in_place(graph, &values);
             let mut exchange = Exchange {
                 collective: collective_of(&values),
                 values,
                 in_place: None,
             };
-            if let (true, Some(of)) = (in_place, exchange.parts_of()) {
-                exchange.in_place = Some(graph.value_dims(of.whole()));
-            }
+            exchange.in_place = lands_in_place(graph, &exchange).then(|| {
+                let of = exchange.parts_of().expect("S's row blocks are its parts");
+                graph.value_dims(of.whole())
+            });
             (last, exchange)
         })
         .collect();
@@ -135,21 +143,21 @@ pub fn exchanges(graph: &SweepGraph, crossings: &HashMap<DataId, Crossing>) -> V
     exchanges.into_iter().map(|(_, e)| e).collect()
 }
 
-/// True when `values` are the row blocks of one S in complex128, one per device that has
-/// rows, all of them crossing, each to every rank but its maker's: every rank then holds the
-/// whole S once the exchange is done, each block where it lands (the blocks lie in device order,
-/// which is rank order).
-fn lands_in_place(graph: &SweepGraph, values: &[Crossing]) -> bool {
-    let Group::Parts(of @ Shared::Proj { .. }) = Group::of(values[0].id) else {
+/// True when `exchange` carries the row blocks of one S in complex128, one per device that
+/// has rows, all of them crossing, each to every reader but its maker (every maker reads the
+/// others'): every reading rank then holds the whole S once the exchange is done, each block
+/// where it lands (the blocks lie in device order, which is rank order).
+fn lands_in_place(graph: &SweepGraph, exchange: &Exchange) -> bool {
+    let Some(of @ Shared::Proj { .. }) = exchange.parts_of() else {
         return false;
     };
-    let ranks: BTreeSet<usize> = values.iter().flat_map(|c| c.to.iter().copied()).collect();
-    let everyone_else = values.iter().all(|c| {
-        let mut readers = c.to.clone();
-        readers.insert(c.from);
-        readers == ranks && !c.to.contains(&c.from)
+    let readers = exchange.readers();
+    let everyone_else = exchange.values.iter().all(|c| {
+        let mut readers_and_maker = c.to.clone();
+        readers_and_maker.insert(c.from);
+        readers_and_maker == readers && !c.to.contains(&c.from)
     });
-    let bytes: u64 = values.iter().map(|c| c.bytes).sum();
+    let bytes: u64 = exchange.values.iter().map(|c| c.bytes).sum();
     graph.dtype == DType::Complex128 && everyone_else && bytes == graph.value_bytes(of.whole())
 }
 

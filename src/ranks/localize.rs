@@ -71,8 +71,7 @@ impl RankGraph {
         }
         let mut position = positions(&exchanges);
         for (at, exchange) in exchanges.iter().enumerate() {
-            let read_here = exchange.values.iter().any(|c| c.to.contains(&layout.rank));
-            if exchange.in_place.is_some() && read_here {
+            if exchange.in_place.is_some() && exchange.readers().contains(&layout.rank) {
                 let replicas = add_in_place_receive(&mut local, exchange, layout.rank);
                 position.extend(replicas.into_iter().map(|id| (id, at)));
             }
@@ -242,8 +241,8 @@ fn in_place_values(exchanges: &[Exchange]) -> HashSet<DataId> {
 
 /// Replaces the all-gathers of `rank`'s devices that join the row blocks of `exchange` (an S
 /// every rank that reads it receives whole) by one receive task that makes all their
-/// replicas, moving the other ranks' blocks: the network lane joins the blocks where they
-/// land. Returns the replicas.
+/// replicas, moving the other ranks' blocks: the network lane receives each block where it
+/// lies in the whole S. Returns the replicas.
 fn add_in_place_receive(local: &mut SweepGraph, exchange: &Exchange, rank: usize) -> Vec<DataId> {
     let of = exchange
         .parts_of()

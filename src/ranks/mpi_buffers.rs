@@ -19,9 +19,9 @@ pub(super) struct WordBuffer {
 }
 
 impl WordBuffer {
-    /// Lends the buffer, with room for `words` elements.
-    pub fn lend(&mut self, words: usize) -> (&'static mut [Complex64], Loan<[Complex64]>) {
-        lend_slice(at_least(std::mem::take(&mut self.words), words), words)
+    /// Takes the buffer out, with room for at least `words` elements.
+    pub fn take(&mut self, words: usize) -> Box<[Complex64]> {
+        at_least(std::mem::take(&mut self.words), words)
     }
 
     /// Keeps `words` for the next collective.
@@ -99,7 +99,7 @@ pub(super) fn lend_vec<T>(values: Vec<T>) -> (&'static mut [T], Loan<[T]>) {
 
 #[cfg(test)]
 mod tests {
-    use super::{lend_vec, slots, write_payload, WordBuffer};
+    use super::{lend_slice, lend_vec, slots, write_payload, WordBuffer};
     use num_complex::Complex64;
 
     #[test]
@@ -113,22 +113,19 @@ mod tests {
     #[test]
     fn the_buffer_is_kept_between_collectives_and_grows_when_too_small() {
         let mut buffer = WordBuffer::default();
-        let (words, loan) = buffer.lend(4);
+        let mut words = buffer.take(4);
         words[3].re = 7.0;
         let first = words.as_ptr();
-        // SAFETY: no MPI call used it.
-        buffer.keep(unsafe { loan.take_back() });
-        let (words, loan) = buffer.lend(2);
-        assert_eq!((words.as_ptr(), words.len()), (first, 2));
-        // SAFETY: as above.
-        let kept = unsafe { loan.take_back() };
+        buffer.keep(words);
+        let words = buffer.take(2);
         assert_eq!(
-            kept.len(),
-            4,
-            "the whole buffer comes back, not the part lent"
+            (words.as_ptr(), words.len()),
+            (first, 4),
+            "the same buffer, kept whole"
         );
-        buffer.keep(kept);
-        let (words, _) = buffer.lend(5);
+        assert_eq!(words[3].re, 7.0);
+        buffer.keep(words);
+        let words = buffer.take(5);
         assert_eq!(
             words.len(),
             5,
@@ -137,8 +134,18 @@ mod tests {
     }
 
     #[test]
+    fn a_part_of_a_buffer_lent_comes_back_whole() {
+        let (words, loan) = lend_slice(vec![Complex64::default(); 4].into_boxed_slice(), 2);
+        words[1].re = 3.0;
+        assert_eq!(words.len(), 2);
+        // SAFETY: no MPI call used it, and `words` is not used after.
+        let back = unsafe { loan.take_back() };
+        assert_eq!((back.len(), back[1].re), (4, 3.0));
+    }
+
+    #[test]
     fn each_rank_writes_its_slot_padded_to_whole_elements() {
-        let (words, _) = WordBuffer::default().lend(5);
+        let (words, _) = lend_vec(vec![Complex64::default(); 5]);
         let mut parts = slots(words, &[2, 0, 3]);
         assert_eq!(parts.iter().map(|p| p.len()).collect::<Vec<_>>(), [2, 0, 3]);
         parts[2].fill(Complex64::new(1.0, 1.0));

@@ -5,8 +5,8 @@
 //! once and never copied by MPI. Every call is started non-blocking and polled, so that a
 //! failure notice from another rank ends the wait.
 
-use super::mpi_buffers::{lend_slice, lend_vec, slots, write_payload, Loan, WordBuffer};
-use super::transport::slot;
+use super::mpi_buffers::{lend_slice, lend_vec, slots, write_payload, WordBuffer};
+use super::transport::{check_in_place, slot};
 use super::{Payload, Take, Transport};
 use crate::error::{Error, Result};
 use mpi::collective::CommunicatorCollectives;
@@ -193,9 +193,9 @@ impl MpiRanks {
         take: Take<'_>,
     ) -> Result<()> {
         let (counts, displs) = partition(lengths)?;
-        let (all, loan) = buffer.lend(counts.iter().sum());
+        let mut all = buffer.take(counts.iter().sum());
         write_payload(&mut all[slot(&counts, self.rank)], mine);
-        let all = self.move_slots((all, loan), &counts, send_to, receive_from)?;
+        let all = self.move_slots(all, &counts, send_to, receive_from)?;
         let taken = hand_over(&all, &displs, lengths, take_from, take);
         buffer.keep(all);
         taken
@@ -203,16 +203,17 @@ impl MpiRanks {
 }
 
 impl MpiRanks {
-    /// Moves the slots (`counts` elements each, in rank order) of a lent buffer: sends this
-    /// rank's to `send_to` and receives those of `receive_from` into theirs; the buffer once
-    /// every move has completed.
+    /// Moves the slots of `buffer` (`counts` elements each, in rank order, from its start):
+    /// sends this rank's to `send_to` and receives those of `receive_from` into theirs; the
+    /// buffer back once every move has completed (lent for good if one fails).
     fn move_slots(
         &self,
-        (words, loan): (&'static mut [Complex64], Loan<[Complex64]>),
+        buffer: Box<[Complex64]>,
         counts: &[usize],
         send_to: &[usize],
         receive_from: &[usize],
     ) -> Result<Box<[Complex64]>> {
+        let (words, loan) = lend_slice(buffer, counts.iter().sum());
         let mut parts = slots(words, counts);
         let requests = self.start_moves(&mut parts, send_to, receive_from);
         self.wait(requests, LONGEST_POLL_ARRIVED)?;
@@ -340,6 +341,7 @@ impl Transport for MpiRanks {
         counts: &[usize],
         readers: &[usize],
     ) -> Result<Box<[Complex64]>> {
+        let reads = check_in_place(self.rank, all.len(), counts, readers)?;
         let _one_at_a_time = self.buffer.lock().unwrap_or_else(|e| e.into_inner());
         let lengths = self.all_lengths((counts[self.rank] * WORD) as u64)?;
         let (told, _) = partition(&lengths)?;
@@ -349,7 +351,7 @@ impl Transport for MpiRanks {
                 told[rank], counts[rank]
             )));
         }
-        if !readers.contains(&self.rank) {
+        if !reads {
             return Ok(all);
         }
         let send_to: Vec<usize> = match counts[self.rank] {
@@ -361,8 +363,7 @@ impl Transport for MpiRanks {
                 .collect(),
         };
         let receive_from: Vec<usize> = self.others().filter(|&r| counts[r] > 0).collect();
-        let len = all.len();
-        self.move_slots(lend_slice(all, len), counts, &send_to, &receive_from)
+        self.move_slots(all, counts, &send_to, &receive_from)
     }
 
     fn check(&self) -> Result<()> {

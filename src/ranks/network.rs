@@ -1,8 +1,9 @@
 //! `ExchangeLane`: the network lane of a rank. It runs the run's exchanges in order, handing
 //! the transport the values this rank's send tasks posted (the transport packs them into its
 //! own buffer) and unpacking those its receive tasks wait for. The row blocks of an S that
-//! every rank receives whole are gathered in place instead: this rank's are copied into
-//! the buffer of the whole S, and the others' arrive into it ([`Exchange::in_place`]).
+//! every rank that reads it receives whole are gathered in place instead: this rank's are
+//! copied into the buffer of the whole S, and the others' arrive into it
+//! ([`Exchange::in_place`]).
 
 use super::exchange_plan::{Collective, Exchange};
 use super::transport::slot;
@@ -17,7 +18,7 @@ use crate::tensor::{AnyTensor, Array};
 use crossbeam_channel::{never, select, unbounded, Receiver, Sender};
 use num_complex::Complex64;
 use petgraph::stable_graph::NodeIndex;
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -195,9 +196,10 @@ impl ExchangeLane {
         Ok(arrived)
     }
 
-    /// Runs the exchange of the row blocks of an S of dimensions `dims` that every rank
-    /// receives whole: copies this rank's blocks (`own`, the values it makes, in packing
-    /// order) into the buffer of the whole S, which the others' arrive into; returns the S.
+    /// Runs the exchange of the row blocks of an S of dimensions `dims` that every rank that
+    /// reads it receives whole: copies this rank's blocks (`own`, the values it makes, in
+    /// packing order) into the buffer of the whole S, which the others' arrive into; returns
+    /// the S (nothing on a rank that does not read it).
     fn all_gather_in_place(
         &self,
         exchange: &Exchange,
@@ -216,8 +218,7 @@ impl ExchangeLane {
             .collect();
         blocks.sort_by_key(|(device, _)| *device);
         let blocks = blocks.into_iter().map(|(_, block)| block).collect();
-        let readers: BTreeSet<usize> = exchange.values.iter().flat_map(|c| c.to.clone()).collect();
-        let readers: Vec<usize> = readers.into_iter().collect();
+        let readers: Vec<usize> = exchange.readers().into_iter().collect();
         if !readers.contains(&t.rank()) {
             // A rank with no device that reads S makes none of it either (every maker reads
             // the others' blocks): it takes part in the exchange, and sends and keeps nothing.

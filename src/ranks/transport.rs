@@ -58,10 +58,11 @@ pub trait Transport: Send + Sync {
     fn all_gather(&self, mine: &dyn Payload, take: Take<'_>) -> Result<()>;
 
     /// Every rank's rows of one value, in rank order, `counts[rank]` elements each, on every
-    /// rank of `readers`: in `all`, which spans the value on a reader, this rank has written
-    /// its own slot, and the others' arrive into theirs. A rank not among `readers` brings
-    /// no rows, passes an empty `all` and gets it back. MPI receives the rows in place; this
-    /// default goes through [`Transport::all_gather`] and copies them in.
+    /// rank of `readers` (in rank order, each once; every rank with rows among them): in
+    /// `all`, which spans the value on a reader, this rank has written its own slot, and the
+    /// others' arrive into theirs. A rank not among `readers` passes an empty `all` and gets
+    /// it back. MPI receives the rows in place; this default goes through
+    /// [`Transport::all_gather`] and copies them in.
     fn all_gather_in_place(
         &self,
         mut all: Box<[Complex64]>,
@@ -69,12 +70,11 @@ pub trait Transport: Send + Sync {
         readers: &[usize],
     ) -> Result<Box<[Complex64]>> {
         let rank = self.rank();
-        let reads = readers.contains(&rank);
+        let reads = check_in_place(rank, all.len(), counts, readers)?;
         let own = match reads {
-            true => &all[slot(counts, rank)],
-            false => &all[..],
+            true => bytemuck::cast_slice::<Complex64, u8>(&all[slot(counts, rank)]).to_vec(),
+            false => vec![],
         };
-        let own = bytemuck::cast_slice::<Complex64, u8>(own).to_vec();
         self.all_gather(&own.as_slice(), &mut |from, bytes| {
             if from == rank || !reads {
                 return Ok(());
@@ -129,6 +129,37 @@ pub trait Transport: Send + Sync {
         })?;
         Ok(all)
     }
+}
+
+/// Whether `rank` reads an in-place all-gather ([`Transport::all_gather_in_place`]) of slots
+/// of `counts` elements among `readers`, passing `len` elements; an error, the same on every
+/// rank and before any message, when the call breaks that method's terms.
+pub(crate) fn check_in_place(
+    rank: usize,
+    len: usize,
+    counts: &[usize],
+    readers: &[usize],
+) -> Result<bool> {
+    let ranks = counts.len();
+    if readers.windows(2).any(|w| w[0] >= w[1]) || readers.iter().any(|&r| r >= ranks) {
+        return Err(Error::Invalid(format!(
+            "the readers of an in-place all-gather, {readers:?}, are not distinct ranks below \
+             {ranks} in order"
+        )));
+    }
+    if let Some(maker) = (0..ranks).find(|r| counts[*r] > 0 && !readers.contains(r)) {
+        return Err(Error::Invalid(format!(
+            "rank {maker} brings rows to an in-place all-gather but does not read it"
+        )));
+    }
+    let reads = readers.contains(&rank);
+    let expected = if reads { counts.iter().sum() } else { 0 };
+    if len != expected {
+        return Err(Error::Invalid(format!(
+            "rank {rank} passed {len} elements to an in-place all-gather of {expected}"
+        )));
+    }
+    Ok(reads)
 }
 
 /// The elements of rank `rank`'s slot among slots of `counts` elements laid in rank order.

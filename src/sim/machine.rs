@@ -232,8 +232,8 @@ impl ModelTimer<'_> {
     /// This timer for ranks that run `exchanges`: on a machine whose devices compute in host
     /// memory, the MPI transport receives the row blocks of an S that the ranks gather in
     /// place straight into the whole S, with no decode, and that S serves every device of the
-    /// rank, which then all-gathers nothing ([`Self::lands_in_place`]). A GPU's ranks decode
-    /// the blocks and all-gather the parts on each device.
+    /// rank, which then all-gathers nothing. A GPU's ranks decode the blocks and all-gather
+    /// the parts on each device.
     pub fn with_exchanges(mut self, exchanges: &[Exchange]) -> Self {
         if !self.machine.device_has_own_memory {
             let in_place = exchanges.iter().filter(|e| e.in_place.is_some());
@@ -279,6 +279,7 @@ impl TaskTimer for ModelTimer<'_> {
                 // A message's costs beyond its bytes on the lane: the pack, in a send; the
                 // latency and the decode, in a receive (a row block of S arrives in place).
                 let message = match (task.op, task.lane) {
+                    // Not run at all: the receive of the S made the replicas.
                     (Op::AllGather, _) if self.lands_in_place(task) => return 0.0,
                     (Op::Send, _) => machine.host_copy_s(task.moved_bytes),
                     (_, Lane::Network) if self.lands_in_place(task) => machine.network_latency_s,

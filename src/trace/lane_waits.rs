@@ -81,7 +81,7 @@ mod tests {
             ..Options::new(16)
         };
         let graph = SweepGraph::build(&stack, &options.graph).unwrap();
-        let whole = crate::ranks::across_nodes(&graph, 2).unwrap().graph;
+        let ranked = crate::ranks::across_nodes(&graph, 2).unwrap();
         let mut machine: MachineModel = serde_json::from_str(include_str!(concat!(
             env!("CARGO_MANIFEST_DIR"),
             "/graphs/leonardo-a100.json"
@@ -90,10 +90,10 @@ mod tests {
         machine.bytes_per_s.insert("io".into(), 1e6);
         let (_, log) = Engine::new(options)
             .unwrap()
-            .simulate(&whole, &machine)
+            .simulate_across_nodes(&ranked, &machine)
             .unwrap();
         let shared = |lane: Lane| !lane.per_device();
-        let waits = lane_waits(&whole, &log);
+        let waits = lane_waits(&ranked.graph, &log);
         let on_shared = waits.iter().filter(|w| shared(w.event.lane));
         for wait in on_shared {
             let free = wait.lane_free.unwrap_or(0.0);
