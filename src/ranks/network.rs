@@ -258,7 +258,7 @@ impl ExchangeLane {
 
     /// Files receive task `job`: done at once when its value has arrived, else waiting.
     fn file(&self, job: Job, done: &Sender<Done>, held: &mut Held) {
-        let (id, copies) = (receive_key(&job.task), job.task.outputs.len());
+        let (id, copies) = receive_key(&job.task);
         match held.arrived.remove(&id) {
             Some(tensor) => report(done, job.node, Ok(tensor), Instant::now(), copies),
             None => {
@@ -268,16 +268,18 @@ impl ExchangeLane {
     }
 }
 
-/// What a receive task waits for: its value, or, for the replicas of an S gathered in place (one per
-/// device of the rank that reads it, [`Exchange::in_place`]), the whole S.
-fn receive_key(task: &Task) -> DataId {
-    match task.outputs[0] {
+/// What a receive task waits for, and how many values it makes of it: its value, or, for the
+/// replicas of an S gathered in place (one per device of the rank that reads it,
+/// [`Exchange::in_place`]), the whole S.
+fn receive_key(task: &Task) -> (DataId, usize) {
+    let key = match task.outputs[0] {
         DataId::Replica {
             of: of @ Shared::Proj { .. },
             ..
         } => of.whole(),
         id => id,
-    }
+    };
+    (key, task.outputs.len())
 }
 
 /// The buffer of `whole`, an S gathered in place (`counts[r]` elements of rank `r`'s rows, in
@@ -312,7 +314,7 @@ fn with_own_rows(
     Ok(all)
 }
 
-/// The name an S gathered in place arrives under ([`receive_key`]).
+/// The name an S gathered in place arrives under (the key of [`receive_key`]).
 fn in_place_key(exchange: &Exchange) -> DataId {
     let of = exchange
         .parts_of()
@@ -382,7 +384,7 @@ impl ExchangeLane {
             report(done, node, Err(never_arrived(id)), since, copies);
         }
         for job in jobs {
-            let (id, copies) = (receive_key(&job.task), job.task.outputs.len());
+            let (id, copies) = receive_key(&job.task);
             let tensor = held.arrived.remove(&id).ok_or_else(|| never_arrived(id));
             report(done, job.node, tensor, Instant::now(), copies);
         }
@@ -397,7 +399,7 @@ impl ExchangeLane {
             report(done, node, Err(same_error(&error)), since, copies);
         }
         for job in jobs {
-            let copies = job.task.outputs.len();
+            let (_, copies) = receive_key(&job.task);
             report(
                 done,
                 job.node,

@@ -17,12 +17,12 @@ pub const IO_WRITE: &str = "io-write";
 
 /// The `bytes_per_s` entry for one core copying host memory. A value that crosses ranks is
 /// copied on the host as the MPI transport copies it: packed into the transport's buffer once
-/// by the rank that sends it, and decoded out of it by each rank that receives it, except the
-/// row blocks of S where devices compute in host memory, which every rank receives straight
-/// into its whole S (`ranks::Exchange::in_place`).
-/// The model charges the pack to the send task (on the making device's download lane; the
-/// transport packs on the sending rank's network lane) and each decode to its receive task.
-/// Without the entry, those copies are free.
+/// by the rank that sends it, and decoded out of it by each rank that receives it, except,
+/// where devices compute in host memory, the row blocks of an S that every rank reading it
+/// receives whole, straight into that S (`ranks::Exchange::in_place`). The model charges the
+/// pack to the send task (on the making device's download lane; the transport packs on the
+/// sending rank's network lane) and each decode to its receive task. Without the entry, those
+/// copies are free.
 pub const HOST_COPY: &str = "host-copy";
 
 /// Kernels a model must rate.
