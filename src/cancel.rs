@@ -4,6 +4,11 @@
 use crate::error::{Error, Result};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
+use std::time::Duration;
+
+/// How often a run calls the watch of the thread that started it (`Engine::run_graph_watched`),
+/// where a caller checks for its own reasons to stop (Python's Ctrl-C).
+pub const WATCH_EVERY: Duration = Duration::from_millis(20);
 
 /// A flag shared by a run and whoever may cancel it; clones share the flag.
 #[derive(Clone, Debug, Default)]

@@ -32,7 +32,7 @@ mod api;
 pub mod gen;
 
 pub use api::{apply, compress, src};
-pub use cancel::CancelToken;
+pub use cancel::{CancelToken, WATCH_EVERY};
 pub use engine::{Engine, EngineBuilder, Options, Report, Run};
 pub use error::{Error, Result};
 pub use graph::SweepGraph;

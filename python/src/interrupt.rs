@@ -3,36 +3,29 @@
 
 use pyo3::prelude::*;
 use srcflow::CancelToken;
-use std::time::Duration;
 
-/// How often the calling thread looks for a signal.
-const SIGNAL_POLL: Duration = Duration::from_millis(20);
-
-/// The result of `work`, run on a thread of its own; a signal (Ctrl-C's KeyboardInterrupt)
-/// cancels `cancel`, waits for `work` to stop and is raised.
+/// The result of `work`, run with the GIL released; `work` gets the watch that the engine calls
+/// on this thread about every [`srcflow::WATCH_EVERY`]: a signal there (Ctrl-C's
+/// KeyboardInterrupt) cancels `cancel`, and is raised once `work` has stopped.
 pub fn run_interruptibly<T: Send>(
     py: Python<'_>,
     cancel: &CancelToken,
-    work: impl FnOnce() -> T + Send,
+    work: impl FnOnce(&mut dyn FnMut()) -> T + Send,
 ) -> PyResult<T> {
     let mut signal = None;
     let outcome = py.detach(|| {
-        std::thread::scope(|scope| {
-            let worker = scope.spawn(work);
-            while !worker.is_finished() {
-                std::thread::sleep(SIGNAL_POLL);
-                if signal.is_none() {
-                    if let Err(raised) = Python::attach(|py| py.check_signals()) {
-                        cancel.cancel();
-                        signal = Some(raised);
-                    }
+        let mut watch = || {
+            if signal.is_none() {
+                if let Err(raised) = Python::attach(|py| py.check_signals()) {
+                    cancel.cancel();
+                    signal = Some(raised);
                 }
             }
-            worker.join()
-        })
+        };
+        work(&mut watch)
     });
-    if let Some(raised) = signal {
-        return Err(raised);
+    match signal {
+        Some(raised) => Err(raised),
+        None => Ok(outcome),
     }
-    outcome.map_err(|_| pyo3::exceptions::PyRuntimeError::new_err("srcflow's run panicked"))
 }

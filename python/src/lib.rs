@@ -7,6 +7,7 @@ mod errors;
 mod interrupt;
 mod python_logging;
 mod request;
+mod session;
 mod site_source;
 mod sweep;
 
@@ -35,6 +36,7 @@ fn check_cuda() -> PyResult<()> {
 fn _core(module: &Bound<'_, PyModule>) -> PyResult<()> {
     python_logging::install();
     errors::register(module)?;
+    module.add_class::<session::Session>()?;
     module.add_function(wrap_pyfunction!(sweep::run, module)?)?;
     module.add_function(wrap_pyfunction!(sweep::graph, module)?)?;
     module.add_function(wrap_pyfunction!(check_cuda, module)?)?;

@@ -6,6 +6,7 @@ use crate::errors::to_python;
 use crate::interrupt::run_interruptibly;
 use crate::python_logging::set_level_from_python;
 use crate::request::Request;
+use crate::session::Session;
 use crate::site_source::SiteSource;
 use pyo3::prelude::*;
 use serde_json::json;
@@ -17,13 +18,15 @@ use srcflow::{CancelToken, SweepGraph};
 use std::path::PathBuf;
 use std::sync::Arc;
 
-/// Runs the request: the output cores in quimb layout and the run's report as JSON. Writes the
-/// Perfetto trace to `trace` when given; draws a progress bar on a terminal when `progress`.
+/// Runs the request on `session`: the output cores in quimb layout and the run's report as
+/// JSON. Writes the Perfetto trace to `trace` when given; draws a progress bar on a terminal
+/// when `progress`.
 #[pyfunction]
-#[pyo3(signature = (request, trace=None, progress=false))]
+#[pyo3(signature = (request, session, trace=None, progress=false))]
 pub fn run(
     py: Python<'_>,
     request: Request,
+    session: &Session,
     trace: Option<PathBuf>,
     progress: bool,
 ) -> PyResult<(Vec<Py<PyAny>>, String)> {
@@ -34,6 +37,7 @@ pub fn run(
     let mut builder = request
         .engine()
         .map_err(to_python)?
+        .session(session.engine_session()?)
         .cancel(cancel.clone())
         .trace(trace.is_some());
     let bar = progress.then(|| Arc::new(SweepProgressBar::new()));
@@ -41,15 +45,16 @@ pub fn run(
         builder = builder.progress(bar.clone());
     }
     let engine = builder.build().map_err(to_python)?;
-    let (graph, _) = engine.prepare(source.shape()).map_err(to_python)?;
-    let sink = MemorySink::new(graph.output_kind(), graph.sites());
-    let ran = run_interruptibly(py, &cancel, || {
-        engine.run_graph_logged(&graph, &source, &sink)
+    let sink = MemorySink::new(source.shape().output_kind(), source.shape().sites());
+    let ran = run_interruptibly(py, &cancel, |watch| {
+        let prepared = engine.prepared(source.shape())?;
+        let ran = engine.run_graph_watched(&prepared.graph, &source, &sink, watch);
+        ran.map(|(report, log)| (report, log, prepared.graph))
     });
     if let Some(bar) = &bar {
         bar.finish();
     }
-    let (report, log) = ran?.map_err(|e| raised_by_site(py, &source, e))?;
+    let (report, log, graph) = ran?.map_err(|e| raised_by_site(py, &source, e))?;
     if let Some(path) = &trace {
         write_chrome_trace(path, &graph, &log).map_err(to_python)?;
     }
@@ -94,15 +99,17 @@ fn quimb_arrays(
 /// The sweep graph the request would run, planned for its budgets: its tasks as JSON (op,
 /// site, columns, flops, bytes, lane, device, step) and as Graphviz DOT.
 #[pyfunction]
-pub fn graph(py: Python<'_>, request: Request) -> PyResult<(String, String)> {
+pub fn graph(py: Python<'_>, request: Request, session: &Session) -> PyResult<(String, String)> {
     set_level_from_python(py)?;
     let given = request.stack_shape().map_err(to_python)?;
     let engine = request
         .engine()
         .map_err(to_python)?
+        .session(session.engine_session()?)
         .build()
         .map_err(to_python)?;
-    let (graph, plan) = engine.prepare(&given.into_ket_form()).map_err(to_python)?;
+    let prepared = engine.prepared(&given.into_ket_form()).map_err(to_python)?;
+    let (graph, plan) = (&*prepared.graph, &prepared.plan);
     let tasks: Vec<_> = graph
         .graph
         .node_weights()

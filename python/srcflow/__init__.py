@@ -19,6 +19,7 @@ from ._core import (
 )
 from ._graph import Graph
 from ._resources import Resources
+from ._session import Session, default_session
 
 # Stay silent unless the application configures logging.
 logging.getLogger(__name__).addHandler(logging.NullHandler())
@@ -30,9 +31,11 @@ __all__ = [
     "OutOfMemoryError",
     "Resources",
     "Run",
+    "Session",
     "__version__",
     "apply",
     "compress",
+    "default_session",
     "graph",
     "run",
     "src",

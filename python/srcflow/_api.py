@@ -13,6 +13,7 @@ import numpy as np
 from . import _arguments, _core, _trains
 from ._graph import Graph
 from ._resources import Resources
+from ._session import Session, default_session
 
 
 @dataclass(frozen=True)
@@ -41,6 +42,15 @@ class EngineOptions:
     prefetch: str | None = None
     batch_cols: int | None = None
     threads: int | None = None
+
+
+def _session(session: object) -> Session:
+    """The session a call runs on: `session`, or the default one."""
+    if session is None:
+        return default_session()
+    if not isinstance(session, Session):
+        raise TypeError(f"session must be a srcflow.Session or None, got {session!r}.")
+    return session
 
 
 def _request(
@@ -103,6 +113,7 @@ def run(
     prefetch: str | None = None,
     batch_cols: int | None = None,
     threads: int | None = None,
+    session: Session | None = None,
 ) -> Run:
     """The compressed product of a stack of trains, with the run's report.
 
@@ -113,13 +124,15 @@ def run(
             "bandwidth" (the default) / "bandwidth:WINDOW".
         batch_cols: Sketch columns per environment task (default: the planner's choice).
         threads: Worker threads (default: one per core).
+        session: The `Session` to run on (default: the process's default session).
     """
     engine = EngineOptions(trace, progress, prefetch, batch_cols, threads)
+    on = _session(session)
     request, quimb_in = _request(
         trains, chi_out, cutoff, oversample, dtype, seed, device, resources, engine
     )
     path = None if trace is None else os.fspath(trace)
-    arrays, report = _core.run(request, trace=path, progress=bool(progress))
+    arrays, report = on._call(_core.run, request, trace=path, progress=bool(progress))
     kind = "mps" if "mps" in request["kinds"] else "mpo"
     output = _trains.to_quimb(arrays, kind) if quimb_in else arrays
     return Run(output=output, report=json.loads(report))
@@ -141,7 +154,7 @@ def src(
     argument (see the README's table). A leading MPS is a bra used unconjugated. Returns the
     output's site arrays in quimb layout, right-canonical (left-canonical when oversampling or
     with a cutoff, on three or more sites), or a quimb object when one went in. Further keywords (`trace`, `progress`, `prefetch`,
-    `batch_cols`, `threads`) are `run`'s."""
+    `batch_cols`, `threads`, `session`) are `run`'s."""
     return run(
         *trains, chi_out=chi_out, cutoff=cutoff, oversample=oversample, dtype=dtype,
         seed=seed, device=device, resources=resources, **engine,
@@ -204,14 +217,17 @@ def graph(
     resources: Resources | None = None,
     prefetch: str | None = None,
     batch_cols: int | None = None,
+    session: Session | None = None,
 ) -> Graph:
     """The sweep graph `run` would execute for these arguments, planned for the budgets,
-    without reading any site's data."""
+    without reading any site's data (on `session`, default the process's, which keeps the
+    plan for a `run` with the same arguments)."""
     engine = EngineOptions(prefetch=prefetch, batch_cols=batch_cols)
+    on = _session(session)
     request, _ = _request(
         trains, chi_out, cutoff, oversample, dtype, 0, device, resources, engine
     )
-    summary, dot = _core.graph(request)
+    summary, dot = on._call(_core.graph, request)
     return Graph.of(json.loads(summary), dot)
 
 

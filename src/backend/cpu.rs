@@ -7,6 +7,7 @@ use crate::device::{MemoryPool, PoolConfig, SimulatedPool};
 use crate::error::{Error, Result};
 use crate::tensor::matrix;
 use crate::tensor::{permute_elements, AnyTensor, Array, DType, Scalar, Typed};
+use crossbeam_channel::RecvTimeoutError;
 use faer::{Accum, Conj, MatMut, MatRef, Par};
 use rayon::prelude::*;
 use std::ops::Range;
@@ -171,6 +172,21 @@ impl Backend for CpuBackend {
             Stream::Compute => self.pool.install(work),
             Stream::Upload | Stream::Download | Stream::Peer => work(),
         }
+    }
+
+    /// Runs `work` on one of the pool's threads while the calling thread waits for it in
+    /// slices of [`crate::WATCH_EVERY`], calling `watch` between them.
+    fn within_watched(&self, work: &mut (dyn FnMut() + Send), watch: &mut dyn FnMut()) {
+        let (done, finished) = crossbeam_channel::bounded::<()>(1);
+        self.pool.in_place_scope(|scope| {
+            scope.spawn(move |_| {
+                work();
+                let _ = done.send(());
+            });
+            while let Err(RecvTimeoutError::Timeout) = finished.recv_timeout(crate::WATCH_EVERY) {
+                watch();
+            }
+        });
     }
 
     /// Host memory has no device allocator to front: the simulated caching pool keeps the

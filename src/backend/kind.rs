@@ -45,27 +45,24 @@ impl BackendKind {
         }
     }
 
-    /// The CUDA backends of devices `ids`, or an error naming what this machine lacks.
-    pub fn cuda_backends(ids: &[usize]) -> Result<Vec<Box<dyn Backend>>> {
-        ids.iter()
-            .map(|&id| Ok(Box::new(CudaBackend::new(id)?) as Box<dyn Backend>))
-            .collect()
-    }
-
     /// CPU backends for `devices` devices sharing `threads` threads (0: one per core), each
     /// with its share (at least one).
     pub fn cpu_backends(devices: usize, threads: usize) -> Result<Vec<Box<dyn Backend>>> {
-        Self::cpu_backends_of(devices, 0..devices, threads)
+        Self::cpu_threads_of(devices, 0..devices, threads)?
+            .into_iter()
+            .map(|share| Ok(Box::new(CpuBackend::new(share)?) as Box<dyn Backend>))
+            .collect()
     }
 
-    /// CPU backends for `devices` devices of which this process runs `own`: those share
-    /// `threads` threads (0: one per core), each with its share (at least one); the others
-    /// (other ranks' devices) get one thread, which never computes.
-    pub fn cpu_backends_of(
+    /// The kernel threads of each of `devices` CPU devices of which this process runs `own`:
+    /// those share `threads` threads (0: one per core), each with its share (at least one);
+    /// the others (other ranks' devices) get one thread, which never computes. An error names
+    /// a count this machine cannot hold.
+    pub fn cpu_threads_of(
         devices: usize,
         own: std::ops::Range<usize>,
         threads: usize,
-    ) -> Result<Vec<Box<dyn Backend>>> {
+    ) -> Result<Vec<usize>> {
         let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
         let most = cpus.saturating_mul(THREADS_PER_CPU);
         for (setting, count, what) in [
@@ -86,18 +83,17 @@ impl BackendKind {
             0 => cpus,
             t => t,
         };
-        (0..devices)
+        Ok((0..devices)
             .map(|device| {
-                let share = match device
+                match device
                     .checked_sub(own.start)
                     .filter(|_| own.contains(&device))
                 {
                     Some(mine) => crate::graph::share(threads, own.len(), mine).len().max(1),
                     None => 1,
-                };
-                Ok(Box::new(CpuBackend::new(share)?) as Box<dyn Backend>)
+                }
             })
-            .collect()
+            .collect())
     }
 }
 

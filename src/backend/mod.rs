@@ -100,6 +100,13 @@ pub trait Backend: Send + Sync {
     /// task waits on (the scheduler starts a task only after the tasks it reads from), so a
     /// value made on one stream may be read on any other.
     fn within(&self, stream: Stream, work: &mut (dyn FnMut() + Send));
+    /// Like [`Backend::within`] on the compute stream, leaving the calling thread free to call
+    /// `watch` about every [`crate::WATCH_EVERY`] until `work` is done. The default runs `work`
+    /// with `within` and never watches.
+    fn within_watched(&self, work: &mut (dyn FnMut() + Send), watch: &mut dyn FnMut()) {
+        let _ = watch;
+        self.within(Stream::Compute, work);
+    }
     /// The pool that accounts for the device's memory, of at most `config.capacity` bytes
     /// (`None`: all the device has), laid out as `config` says; the memory governor admits
     /// and allocates every task's blocks from it.

@@ -9,7 +9,7 @@
 //! unused segments return to the device, on [`MemoryPool::release_cache`].
 
 use super::{Block, MemoryPool, OutOfMemory, PoolUsage};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 /// Every block is a multiple of this many bytes.
@@ -32,18 +32,27 @@ pub struct SimulatedPool {
     state: Arc<Mutex<PoolState>>,
 }
 
-/// Segments by id, and the device's capacity.
+/// Segments by id, the device's capacity, and an index of the cached pieces, so that a request
+/// or a usage report costs a lookup rather than a walk over every block.
 struct PoolState {
     capacity: u64,
     reserved: u64,
     segments: BTreeMap<u64, Segment>,
     next_segment: u64,
+    /// Every cached (free) piece as (size, segment, offset): smallest first.
+    cached: BTreeSet<(u64, u64, u64)>,
+    /// Bytes of the cached pieces.
+    cached_bytes: u64,
+    /// Bytes of the segments no block of which is in use.
+    unused_bytes: u64,
 }
 
 /// Memory reserved from the device in one piece, cut into blocks by offset.
 struct Segment {
     size: u64,
     pieces: BTreeMap<u64, Piece>,
+    /// Blocks of it in use.
+    in_use: usize,
 }
 
 /// Part of a segment, in use or cached.
@@ -62,6 +71,9 @@ impl SimulatedPool {
             reserved: 0,
             segments: BTreeMap::new(),
             next_segment: 0,
+            cached: BTreeSet::new(),
+            cached_bytes: 0,
+            unused_bytes: 0,
         };
         if let Some(piece) = config.fragment {
             let piece = round_up(piece.max(4 * ROUND), ROUND);
@@ -102,7 +114,7 @@ impl MemoryPool for SimulatedPool {
 
     fn fits(&self, bytes: &[u64]) -> bool {
         let state = self.state();
-        let mut cached: Vec<u64> = state.free_pieces().collect();
+        let mut cached: Vec<u64> = state.cached.iter().map(|&(size, ..)| size).collect();
         let mut free = state.capacity.saturating_sub(state.reserved);
         for size in bytes.iter().map(|&b| round_up(b.max(1), ROUND)) {
             let smallest = |limit: u64| {
@@ -128,16 +140,10 @@ impl MemoryPool for SimulatedPool {
         let unused: Vec<u64> = state
             .segments
             .iter()
-            .filter(|(_, s)| s.is_unused())
+            .filter(|(_, s)| s.in_use == 0)
             .map(|(&id, _)| id)
             .collect();
-        let freed = unused
-            .into_iter()
-            .filter_map(|id| state.segments.remove(&id))
-            .map(|s| s.size)
-            .sum();
-        state.reserved -= freed;
-        freed
+        unused.into_iter().map(|id| state.remove(id)).sum()
     }
 
     fn set_capacity(&self, bytes: u64) {
@@ -150,24 +156,14 @@ impl MemoryPool for SimulatedPool {
 }
 
 impl PoolState {
-    fn free_pieces(&self) -> impl Iterator<Item = u64> + '_ {
-        self.segments
-            .values()
-            .flat_map(|s| s.pieces.values())
-            .filter(|p| !p.used)
-            .map(|p| p.size)
-    }
-
     fn usage(&self) -> PoolUsage {
-        let cached: u64 = self.free_pieces().sum();
-        let unused = self.segments.values().filter(|s| s.is_unused());
         PoolUsage {
             capacity: self.capacity,
             reserved: self.reserved,
-            allocated: self.reserved - cached,
-            cached,
-            largest_cached: self.free_pieces().max().unwrap_or(0),
-            releasable: unused.map(|s| s.size).sum(),
+            allocated: self.reserved - self.cached_bytes,
+            cached: self.cached_bytes,
+            largest_cached: self.cached.last().map_or(0, |&(size, ..)| size),
+            releasable: self.unused_bytes,
         }
     }
 
@@ -181,21 +177,15 @@ impl PoolState {
                 None => self.smallest_piece(size, u64::MAX)?,
             },
         };
-        self.segments
-            .get_mut(&segment)
-            .expect("segment exists")
-            .cut(offset, size);
+        self.cut(segment, offset, size);
         Some((segment, offset))
     }
 
-    /// The smallest free piece of `size` to `limit` bytes, as (segment, offset).
+    /// The smallest free piece of `size` to `limit` bytes, as (segment, offset); of equal
+    /// ones, the first by segment and offset.
     fn smallest_piece(&self, size: u64, limit: u64) -> Option<(u64, u64)> {
-        self.segments
-            .iter()
-            .flat_map(|(&id, s)| s.pieces.iter().map(move |(&off, p)| (id, off, *p)))
-            .filter(|(_, _, p)| !p.used && p.size >= size && p.size <= limit)
-            .min_by_key(|(_, _, p)| p.size)
-            .map(|(id, off, _)| (id, off))
+        let &(found, segment, offset) = self.cached.range((size, 0, 0)..).next()?;
+        (found <= limit).then_some((segment, offset))
     }
 
     /// A new segment of `size` bytes, if the device has them.
@@ -210,15 +200,71 @@ impl PoolState {
         let segment = Segment {
             size,
             pieces: BTreeMap::from([(0, free)]),
+            in_use: 0,
         };
         self.segments.insert(id, segment);
+        self.index(id, 0, size);
+        self.unused_bytes += size;
         Some(id)
+    }
+
+    /// Gives segment `id`, no block of which is in use, back to the device; returns its size.
+    fn remove(&mut self, id: u64) -> u64 {
+        let Some(segment) = self.segments.remove(&id) else {
+            return 0;
+        };
+        for (&offset, piece) in &segment.pieces {
+            self.unindex(id, offset, piece.size);
+        }
+        self.reserved -= segment.size;
+        self.unused_bytes -= segment.size;
+        segment.size
+    }
+
+    /// Marks `size` bytes at the start of the free piece at `offset` of `segment` as used.
+    fn cut(&mut self, segment: u64, offset: u64, size: u64) {
+        let s = self.segments.get_mut(&segment).expect("segment exists");
+        let (whole, first) = (s.pieces[&offset].size, s.in_use == 0);
+        let rest = s.cut(offset, size);
+        let segment_size = s.size;
+        self.unindex(segment, offset, whole);
+        if let Some((at, bytes)) = rest {
+            self.index(segment, at, bytes);
+        }
+        if first {
+            self.unused_bytes -= segment_size;
+        }
     }
 
     /// Returns the block at `offset` of `segment` to the cache.
     fn give_back(&mut self, segment: u64, offset: u64) {
-        if let Some(s) = self.segments.get_mut(&segment) {
-            s.free(offset);
+        let Some(s) = self.segments.get_mut(&segment) else {
+            return;
+        };
+        let Some(freed) = s.free(offset) else {
+            return;
+        };
+        let (last, segment_size) = (s.in_use == 0, s.size);
+        for (at, bytes) in freed.absorbed {
+            self.unindex(segment, at, bytes);
+        }
+        self.index(segment, freed.start, freed.size);
+        if last {
+            self.unused_bytes += segment_size;
+        }
+    }
+
+    /// Adds the free piece of `size` bytes at `offset` of `segment` to the index.
+    fn index(&mut self, segment: u64, offset: u64, size: u64) {
+        self.cached.insert((size, segment, offset));
+        self.cached_bytes += size;
+    }
+
+    /// Takes the free piece of `size` bytes at `offset` of `segment` out of the index (a
+    /// piece in use is not in it).
+    fn unindex(&mut self, segment: u64, offset: u64, size: u64) {
+        if self.cached.remove(&(size, segment, offset)) {
+            self.cached_bytes -= size;
         }
     }
 
@@ -226,45 +272,57 @@ impl PoolState {
     fn fragment(&mut self, piece: u64) {
         while let Some(id) = self.reserve(piece) {
             let middle = piece / 2 / ROUND * ROUND;
-            let segment = self.segments.get_mut(&id).expect("just reserved");
-            segment.cut(0, middle);
-            segment.cut(middle, ROUND);
-            segment.free(0);
+            self.cut(id, 0, middle);
+            self.cut(id, middle, ROUND);
+            self.give_back(id, 0);
         }
     }
 }
 
-impl Segment {
-    /// True when no block of it is in use.
-    fn is_unused(&self) -> bool {
-        self.pieces.values().all(|p| !p.used)
-    }
+/// What freeing a block did to its segment's free pieces.
+struct Freed {
+    /// Offset of the merged free piece.
+    start: u64,
+    /// Its size.
+    size: u64,
+    /// The free neighbours merged into it, as (offset, size).
+    absorbed: Vec<(u64, u64)>,
+}
 
-    /// Marks `size` bytes at the start of the free piece at `offset` as used.
-    fn cut(&mut self, offset: u64, size: u64) {
+impl Segment {
+    /// Marks `size` bytes at the start of the free piece at `offset` as used; returns the free
+    /// rest of the piece, if any, as (offset, size).
+    fn cut(&mut self, offset: u64, size: u64) -> Option<(u64, u64)> {
         let piece = self.pieces[&offset];
         debug_assert!(!piece.used && piece.size >= size);
         self.pieces.insert(offset, Piece { size, used: true });
-        if piece.size > size {
-            let rest = Piece {
-                size: piece.size - size,
-                used: false,
-            };
-            self.pieces.insert(offset + size, rest);
-        }
+        self.in_use += 1;
+        (piece.size > size).then(|| {
+            let rest = piece.size - size;
+            self.pieces.insert(
+                offset + size,
+                Piece {
+                    size: rest,
+                    used: false,
+                },
+            );
+            (offset + size, rest)
+        })
     }
 
-    /// Frees the piece at `offset`, merging it with free neighbours.
-    fn free(&mut self, offset: u64) {
-        let Some(piece) = self.pieces.get_mut(&offset) else {
-            return;
-        };
+    /// Frees the piece at `offset`, merging it with free neighbours; `None` when no block in
+    /// use starts there.
+    fn free(&mut self, offset: u64) -> Option<Freed> {
+        let piece = self.pieces.get_mut(&offset).filter(|p| p.used)?;
         piece.used = false;
+        self.in_use -= 1;
         let mut start = offset;
         let mut size = piece.size;
+        let mut absorbed = Vec::new();
         if let Some(next) = self.pieces.get(&(offset + size)).copied() {
             if !next.used {
                 self.pieces.remove(&(offset + size));
+                absorbed.push((offset + size, next.size));
                 size += next.size;
             }
         }
@@ -276,11 +334,17 @@ impl Segment {
         if let Some((before, prev)) = previous {
             if !prev.used && before + prev.size == offset {
                 self.pieces.remove(&offset);
+                absorbed.push((before, prev.size));
                 start = before;
                 size += prev.size;
             }
         }
         self.pieces.insert(start, Piece { size, used: false });
+        Some(Freed {
+            start,
+            size,
+            absorbed,
+        })
     }
 }
 

@@ -1,6 +1,6 @@
 //! `EngineBuilder`: every choice of a run in one place, each with its default until set.
 
-use super::{Engine, Options, Tiering};
+use super::{Engine, Options, Session, Tiering};
 use crate::backend::{Backend, BackendKind};
 use crate::cancel::CancelToken;
 use crate::error::{Error, Result};
@@ -24,6 +24,7 @@ pub struct EngineBuilder {
     keeps_log: bool,
     cancel: CancelToken,
     ranks: Option<Arc<dyn Transport>>,
+    session: Option<Session>,
 }
 
 impl EngineBuilder {
@@ -42,6 +43,7 @@ impl EngineBuilder {
             keeps_log: false,
             cancel: CancelToken::new(),
             ranks: None,
+            session: None,
         }
     }
 
@@ -137,6 +139,13 @@ impl EngineBuilder {
         self
     }
 
+    /// The session whose backends the engine computes on and whose plans it reuses (default:
+    /// a session of its own, so every engine makes its backends anew).
+    pub fn session(mut self, session: Session) -> Self {
+        self.session = Some(session);
+        self
+    }
+
     /// The engine, once every choice is checked: the graph options, one backend per device,
     /// an injected device failure naming one of its devices.
     pub fn build(self) -> Result<Engine> {
@@ -159,8 +168,9 @@ impl EngineBuilder {
             BackendKind::Auto if layout.ranks > 1 => BackendKind::Cpu,
             kind => kind.resolve(&ids),
         };
-        let backends = match (self.backends, kind) {
-            (Some(backends), _) => backends,
+        let session = self.session.unwrap_or_default();
+        let backends: Vec<Arc<dyn Backend>> = match (self.backends, kind) {
+            (Some(backends), _) => backends.into_iter().map(Arc::from).collect(),
             (None, BackendKind::Cuda) if layout.ranks > 1 => {
                 return Err(Error::Invalid(
                     "several ranks compute on the CPU backend only, for now: each rank would \
@@ -168,9 +178,16 @@ impl EngineBuilder {
                         .into(),
                 ))
             }
-            (None, BackendKind::Cuda) => BackendKind::cuda_backends(&ids)?,
+            (None, BackendKind::Cuda) => ids
+                .iter()
+                .map(|&id| session.cuda_backend(id))
+                .collect::<Result<_>>()?,
             (None, _) => {
-                BackendKind::cpu_backends_of(devices, own.start..own.end, self.options.threads)?
+                BackendKind::cpu_threads_of(devices, own.start..own.end, self.options.threads)?
+                    .into_iter()
+                    .enumerate()
+                    .map(|(device, threads)| session.cpu_backend(device, threads))
+                    .collect::<Result<_>>()?
             }
         };
         if backends.len() != devices {
@@ -197,6 +214,7 @@ impl EngineBuilder {
             keeps_log: self.keeps_log,
             cancel: self.cancel,
             ranks: self.ranks.map(|transport| (transport, layout)),
+            session,
         })
     }
 }

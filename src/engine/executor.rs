@@ -26,7 +26,7 @@ pub(super) struct TaskRouter<'a> {
     /// Where send tasks post values for other ranks (runs of several ranks only).
     pub posts: Option<Sender<Post>>,
     /// The backend of each device.
-    pub backends: &'a [Box<dyn Backend>],
+    pub backends: &'a [Arc<dyn Backend>],
     /// The seed of the sketches.
     pub seed: u64,
     /// A device failure to inject.

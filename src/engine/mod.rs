@@ -9,9 +9,11 @@ mod left_edge;
 mod memory_report;
 mod model_executor;
 mod output_slots;
+mod plan_cache;
 mod ranked;
 mod report;
 mod run;
+mod session;
 mod sink;
 mod source;
 mod tiering;
@@ -21,8 +23,11 @@ pub use builder::EngineBuilder;
 pub use device_use::DeviceUse;
 use left_edge::LeftEdgeSink;
 pub use memory_report::MemoryReport;
+use plan_cache::PlanKey;
+pub use plan_cache::{Prepared, PLANS_KEPT};
 pub use report::{Internals, LaneUse, Report};
 pub use run::Run;
+pub use session::{Session, SessionStats};
 pub use sink::{CoreSink, MemorySink};
 pub use source::{CoreSource, MemorySource};
 pub use tiering::Tiering;
@@ -82,8 +87,10 @@ enum DeviceMemory {
 pub struct Engine {
     options: Options,
     tiering: Tiering,
-    /// One backend per device, each with its share of the threads.
-    backends: Vec<Box<dyn Backend>>,
+    /// One backend per device, each with its share of the threads (the session's).
+    backends: Vec<Arc<dyn Backend>>,
+    /// What outlives the engine's runs: backends and plans.
+    session: Session,
     progress: Option<Arc<dyn Progress>>,
     /// How far reads, uploads and spills may drift from compute.
     pacing: Pacing,
@@ -162,7 +169,14 @@ impl Engine {
 
     /// The graph this engine would run for `stack`, with its plan when budgets are set.
     pub fn prepare(&self, stack: &StackShape) -> Result<(SweepGraph, Option<Plan>)> {
-        self.prepare_for(stack, self.backend().shares_host_memory())
+        let prepared = self.prepared(stack)?;
+        Ok(((*prepared.graph).clone(), prepared.plan))
+    }
+
+    /// Like [`Engine::prepare`], shared: the session's graph and plan for `stack` when it made
+    /// them for the same shapes, options and budgets before, else new ones it keeps.
+    pub fn prepared(&self, stack: &StackShape) -> Result<Prepared> {
+        self.prepared_for(stack, self.backend().shares_host_memory())
     }
 
     /// The graph and plan for `stack` on a modelled machine (a GPU has memory of its own).
@@ -171,10 +185,33 @@ impl Engine {
         stack: &StackShape,
         machine: &MachineModel,
     ) -> Result<(SweepGraph, Option<Plan>)> {
-        self.prepare_for(stack, !machine.device_has_own_memory)
+        let prepared = self.prepared_for(stack, !machine.device_has_own_memory)?;
+        Ok(((*prepared.graph).clone(), prepared.plan))
     }
 
-    /// The graph and plan for `stack`; `shared_memory` when device memory is host memory.
+    /// The graph and plan for `stack`, from the session's plans or made now;
+    /// `shared_memory` when device memory is host memory.
+    fn prepared_for(&self, stack: &StackShape, shared_memory: bool) -> Result<Prepared> {
+        let key = PlanKey {
+            stack: stack.clone(),
+            graph: self.options.graph,
+            pacing: self.pacing,
+            windows: self.tiering.prefetch.windows_to_try(2 * stack.sites()),
+            shared_memory,
+        };
+        let budgets = self.tiering.budgets.as_ref();
+        self.session.prepared(key, budgets, || {
+            let (graph, plan) = self.prepare_for(stack, shared_memory)?;
+            Ok(Prepared {
+                graph: Arc::new(graph),
+                plan,
+            })
+        })
+    }
+
+    /// The graph and plan for `stack`, planned now; `shared_memory` when device memory is
+    /// host memory. A plan that had to narrow the policy's prefetch window depends on its
+    /// budgets: it has no budget floor.
     fn prepare_for(
         &self,
         stack: &StackShape,
@@ -195,10 +232,13 @@ impl Engine {
         let steps = 2 * stack.sites();
         let windows = self.tiering.prefetch.windows_to_try(steps);
         let mut refusal = None;
-        for &window in &windows {
+        for (tried, &window) in windows.iter().enumerate() {
             match plan_with(window) {
-                Ok((plan, mut graph)) => {
+                Ok((mut plan, mut graph)) => {
                     Self::log_plan(&plan);
+                    if tried > 0 {
+                        plan.same_from = None;
+                    }
                     graph.planned_fetch_window = Some(window);
                     return Ok((graph, Some(plan)));
                 }
@@ -255,18 +295,19 @@ impl Engine {
     /// Computes the compressed product of an in-memory stack: the output train, the report
     /// and, when the engine keeps it, the log of every task.
     pub fn run(&self, stack: &Stack) -> Result<Run> {
-        let (graph, _) = self.telling_ranks(self.prepare(&stack.shape()))?;
+        let prepared = self.telling_ranks(self.prepared(&stack.shape()))?;
+        let graph = &*prepared.graph;
         let sink = MemorySink::new(graph.output_kind(), graph.sites());
-        let (report, log) = self.run_graph_logged(&graph, &MemorySource::new(stack), &sink)?;
+        let (report, log) = self.run_graph_logged(graph, &MemorySource::new(stack), &sink)?;
         let output = match &self.ranks {
-            Some((transport, _)) => ranked::share_output(&**transport, &graph, sink)?,
+            Some((transport, _)) => ranked::share_output(&**transport, graph, sink)?,
             None => sink.into_train()?,
         };
         Ok(Run {
             output,
             report,
             log: self.keeps_log.then_some(log),
-            graph,
+            graph: Arc::clone(&prepared.graph),
         })
     }
 
@@ -281,14 +322,34 @@ impl Engine {
             .map(|(report, _)| report)
     }
 
-    /// Like [`Engine::run_graph`], also returning the log of every task (for traces).
+    /// Like [`Engine::run_graph`], also returning the log of every task (for traces). Waits
+    /// for the session's other runs to end first ([`Session::take_turn`]).
     pub fn run_graph_logged(
         &self,
         graph: &SweepGraph,
         source: &dyn CoreSource,
         sink: &dyn CoreSink,
     ) -> Result<(Report, RunLog)> {
-        self.telling_ranks(self.run_rank_of(graph, source, sink))
+        self.run_graph_watched(graph, source, sink, &mut || {})
+    }
+
+    /// Like [`Engine::run_graph_logged`], with the calling thread calling `watch` about every
+    /// [`crate::WATCH_EVERY`] while the run goes on: where a caller looks for its own reasons
+    /// to stop (a signal) and cancels the engine's [`CancelToken`].
+    pub fn run_graph_watched(
+        &self,
+        graph: &SweepGraph,
+        source: &dyn CoreSource,
+        sink: &dyn CoreSink,
+        watch: &mut dyn FnMut(),
+    ) -> Result<(Report, RunLog)> {
+        let _turn = self.session.take_turn();
+        self.telling_ranks(self.run_rank_of(graph, source, sink, watch))
+    }
+
+    /// The session this engine's backends and plans belong to.
+    pub fn session(&self) -> &Session {
+        &self.session
     }
 
     /// `result`; an error is first told to the other ranks, if any, which would otherwise
@@ -306,6 +367,7 @@ impl Engine {
         graph: &SweepGraph,
         source: &dyn CoreSource,
         sink: &dyn CoreSink,
+        watch: &mut dyn FnMut(),
     ) -> Result<(Report, RunLog)> {
         let rank_graph = self
             .ranks
@@ -344,7 +406,12 @@ impl Engine {
         );
         let (start, blocks) = (Instant::now(), alloc::stats());
         let network_lane = network.as_ref().map(|n| n as &dyn sched::NetworkLane);
-        let log = sched::run(graph, &router, network_lane, sched, governor);
+        let log = match network_lane {
+            None if sched::runs_inline(graph, self.backend().shares_host_memory()) => {
+                self.run_inline(graph, &router, sched, governor, watch)
+            }
+            _ => sched::run(graph, &router, network_lane, sched, governor, watch),
+        };
         let (wall_s, after) = (start.elapsed().as_secs_f64(), alloc::stats());
         drop(lease);
         let log = match (&self.ranks, &network) {
@@ -374,6 +441,27 @@ impl Engine {
         report.blocks_mapped = after.mapped - blocks.mapped;
         report.blocks_released = after.unmapped - blocks.unmapped;
         Ok((report, log))
+    }
+
+    /// Runs `graph` with every task on one thread of its device's compute stream (the CPU
+    /// backend's pool), as [`sched::run_inline`] does: kernels need no hand-over there. The
+    /// calling thread calls `watch` meanwhile.
+    fn run_inline(
+        &self,
+        graph: &SweepGraph,
+        router: &TaskRouter<'_>,
+        sched: SchedOptions,
+        governor: Governor,
+        watch: &mut dyn FnMut(),
+    ) -> Result<RunLog> {
+        let mut given = Some((sched, governor));
+        let mut log = None;
+        let mut work = || {
+            let (sched, governor) = given.take().expect("the backend runs the sweep once");
+            log = Some(sched::run_inline(graph, router, sched, governor));
+        };
+        self.backends[self.first_device()].within_watched(&mut work, watch);
+        log.expect("the backend ran the sweep")
     }
 
     /// Simulates the run of `graph` on `machine`: the same plan, scheduler, prefetch policy and

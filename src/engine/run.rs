@@ -7,6 +7,7 @@ use crate::sched::RunLog;
 use crate::trace::write_chrome_trace;
 use crate::train::Train;
 use std::path::Path;
+use std::sync::Arc;
 
 /// One finished SRC run.
 #[derive(Debug)]
@@ -19,7 +20,7 @@ pub struct Run {
     /// ([`super::EngineBuilder::trace`]).
     pub log: Option<RunLog>,
     /// The graph the run was planned as (the log holds it as the run rewrote it).
-    pub graph: SweepGraph,
+    pub graph: Arc<SweepGraph>,
 }
 
 impl Run {

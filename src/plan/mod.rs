@@ -8,4 +8,4 @@ pub(crate) use budget::available_memory;
 pub use budget::Budgets;
 pub use memory::Peak;
 pub(crate) use memory::{Drift, MemoryProfile, Spare, PROCESS_BASELINE};
-pub use planner::{plan, Plan, PlanRequest};
+pub use planner::{plan, BudgetFloor, Plan, PlanRequest};

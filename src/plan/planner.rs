@@ -42,6 +42,44 @@ pub struct Plan {
     pub process_peak: u64,
     /// The budgets planned for.
     pub budgets: Budgets,
+    /// The least device and host budgets for which planning again gives this same plan, when
+    /// every larger one does too: set when the plan kept every environment on the device at
+    /// the widest batch (and folded, if asked to), which no larger budget changes. `None`
+    /// when the plan depends on the budgets it was made for.
+    #[serde(skip)]
+    pub same_from: Option<BudgetFloor>,
+}
+
+/// Device and host budgets at and above which the planner's choice does not change.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BudgetFloor {
+    /// Bytes of device memory per device.
+    pub device: u64,
+    /// Bytes of host memory for the process.
+    pub host: u64,
+}
+
+impl BudgetFloor {
+    /// The floor of a placement whose device peak is `device` and process peak `host`.
+    fn of(profile: &MemoryProfile, process_peak: u64) -> Self {
+        BudgetFloor {
+            device: profile.device.bytes,
+            host: process_peak,
+        }
+    }
+
+    /// The larger of each budget of `self` and `other`.
+    fn max(self, other: BudgetFloor) -> Self {
+        BudgetFloor {
+            device: self.device.max(other.device),
+            host: self.host.max(other.host),
+        }
+    }
+
+    /// True when `budgets` hold this floor.
+    pub fn holds(&self, budgets: &Budgets) -> bool {
+        self.device <= budgets.device && self.host <= budgets.host
+    }
 }
 
 impl Plan {
@@ -67,16 +105,16 @@ pub fn plan(request: &PlanRequest) -> Result<(Plan, SweepGraph)> {
         None => std::iter::successors(Some(widest), |&b| (b > 1).then(|| b.div_ceil(2))).collect(),
     };
     let mut refusal: Option<Refusal> = None;
-    for batch in candidates {
+    for (tried, batch) in candidates.into_iter().enumerate() {
         let options = GraphOptions {
             batch_cols: Some(batch),
             fold: false,
             ..request.graph
         };
         let graph = SweepGraph::build(request.stack, &options)?;
-        match place(request, &graph, batch) {
-            Ok(found) if request.graph.fold => return Ok(folded_if_free(request, options, found)),
-            Ok(found) => return Ok(found),
+        let found = match place(request, &graph, batch) {
+            Ok(found) if request.graph.fold => folded_if_free(request, options, found),
+            Ok(found) => (found, None),
             Err(Failure::Other(e)) => return Err(e),
             Err(Failure::Refused(refused)) => {
                 let stalled = refusal
@@ -86,29 +124,54 @@ pub fn plan(request: &PlanRequest) -> Result<(Plan, SweepGraph)> {
                 if stalled {
                     break;
                 }
+                continue;
             }
-        }
+        };
+        return Ok(with_floor(found, tried == 0, request.graph.fold));
     }
     Err(refusal.expect("at least one batch size is tried").error)
 }
 
-/// The plan with the sites folded ([`SweepGraph::folds`]) when that placement keeps every
-/// environment on the tier `unfolded` put it on; else `unfolded`.
+/// `found` (a plan, its graph and, when folded, the unfolded plan it was chosen over) with
+/// the budget floor above which it stays the same: only for the widest batch (`widest`) with
+/// every environment on the device, and, when folding was asked for (`fold`), the folded plan
+/// (a larger budget could fold what the given one could not).
+fn with_floor(
+    found: ((Plan, SweepGraph), Option<Plan>),
+    widest: bool,
+    fold: bool,
+) -> (Plan, SweepGraph) {
+    let ((mut plan, graph), unfolded) = found;
+    let on_device = plan.tiers.iter().all(|&t| t == Tier::Device);
+    let folded = !fold || unfolded.is_some();
+    if widest && on_device && folded {
+        let own = BudgetFloor::of(&plan.profile, plan.process_peak);
+        plan.same_from = Some(match &unfolded {
+            Some(u) => own.max(BudgetFloor::of(&u.profile, u.process_peak)),
+            None => own,
+        });
+    }
+    (plan, graph)
+}
+
+/// The plan with the sites folded ([`SweepGraph::folds`]) with the unfolded plan it replaced,
+/// when that placement keeps every environment on the tier `unfolded` put it on; else
+/// `unfolded` alone.
 fn folded_if_free(
     request: &PlanRequest,
     options: GraphOptions,
     unfolded: (Plan, SweepGraph),
-) -> (Plan, SweepGraph) {
+) -> ((Plan, SweepGraph), Option<Plan>) {
     let options = GraphOptions {
         fold: true,
         ..options
     };
     let Ok(graph) = SweepGraph::build(request.stack, &options) else {
-        return unfolded;
+        return (unfolded, None);
     };
     match place(request, &graph, unfolded.0.batch_cols) {
-        Ok(folded) if folded.0.tiers == unfolded.0.tiers => folded,
-        _ => unfolded,
+        Ok(folded) if folded.0.tiers == unfolded.0.tiers => (folded, Some(unfolded.0)),
+        _ => (unfolded, None),
     }
 }
 
@@ -179,6 +242,7 @@ fn place(
                 profile,
                 process_peak,
                 budgets: budgets.clone(),
+                same_from: None,
             };
             return Ok((plan, graph));
         };

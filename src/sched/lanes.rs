@@ -71,16 +71,22 @@ pub(super) struct ThreadLanes<'env> {
     senders: HashMap<LaneId, Sender<Job>>,
     done: Receiver<Done>,
     network: Option<&'env dyn NetworkLane>,
+    /// Called on the dispatcher's thread about every [`crate::WATCH_EVERY`].
+    watch: &'env mut dyn FnMut(),
+    /// When `watch` was last called.
+    watched: Instant,
 }
 
 impl<'env> ThreadLanes<'env> {
     /// Starts a worker per lane of `lanes` in `scope`, running tasks with `executor`; the
-    /// network lane is `network`'s, when the run has several ranks.
+    /// network lane is `network`'s, when the run has several ranks. The dispatcher's waits
+    /// call `watch` about every [`crate::WATCH_EVERY`].
     pub fn start<'scope>(
         scope: &'scope Scope<'scope, 'env>,
         executor: &'env dyn Executor,
         network: Option<&'env dyn NetworkLane>,
         lanes: Vec<LaneId>,
+        watch: &'env mut dyn FnMut(),
     ) -> Self {
         let (done_tx, done) = unbounded::<Done>();
         let mut senders = HashMap::new();
@@ -97,6 +103,8 @@ impl<'env> ThreadLanes<'env> {
             senders,
             done,
             network,
+            watch,
+            watched: Instant::now(),
         }
     }
 }
@@ -122,11 +130,25 @@ impl Lanes for ThreadLanes<'_> {
             .expect("lane alive");
     }
 
+    /// Waits at most `timeout`, in slices that end when the watch is due.
     fn recv(&mut self, timeout: Duration) -> Option<Done> {
-        match self.done.recv_timeout(timeout) {
-            Ok(done) => Some(done),
-            Err(RecvTimeoutError::Timeout) => None,
-            Err(RecvTimeoutError::Disconnected) => unreachable!("lanes outlive the dispatcher"),
+        let until = Instant::now() + timeout;
+        loop {
+            let due = self.watched + crate::WATCH_EVERY;
+            let now = Instant::now();
+            if now >= due {
+                (self.watch)();
+                self.watched = now;
+                continue;
+            }
+            match self.done.recv_timeout(due.min(until) - now) {
+                Ok(done) => return Some(done),
+                Err(RecvTimeoutError::Timeout) if Instant::now() >= until => return None,
+                Err(RecvTimeoutError::Timeout) => {}
+                Err(RecvTimeoutError::Disconnected) => {
+                    unreachable!("lanes outlive the dispatcher")
+                }
+            }
         }
     }
 }

@@ -12,6 +12,7 @@ mod clock;
 mod dispatcher;
 mod governor;
 mod held_fetches;
+mod inline_lanes;
 mod lanes;
 mod log;
 mod memory_event;
@@ -38,10 +39,11 @@ pub use stall::{StallCause, Stalls};
 use crate::cancel::CancelToken;
 use crate::device::Block;
 use crate::error::Result;
-use crate::graph::{LaneId, SweepGraph, Task};
+use crate::graph::{LaneId, Op, SweepGraph, Task};
 use crate::plan::Spare;
 use crate::store::{DiskRates, Value};
 use dispatcher::Dispatcher;
+use inline_lanes::InlineLanes;
 pub(crate) use lanes::{Done, Job, NetworkLane};
 use lanes::{Lanes, ThreadLanes};
 use model_lanes::ModelLanes;
@@ -92,12 +94,15 @@ impl Default for SchedOptions {
 /// has several ranks), admitting them by device memory with `governor`; returns when all are
 /// done or the first fails. The log holds the graph as rewritten during the run when the
 /// governor split nodes.
+/// The dispatcher runs on the calling thread, which calls `watch` about every
+/// [`crate::WATCH_EVERY`].
 pub(crate) fn run(
     graph: &SweepGraph,
     executor: &dyn Executor,
     network: Option<&dyn NetworkLane>,
     options: SchedOptions,
     governor: Governor,
+    watch: &mut dyn FnMut(),
 ) -> Result<RunLog> {
     std::thread::scope(|scope| {
         let mut lanes = ThreadLanes::start(
@@ -105,10 +110,45 @@ pub(crate) fn run(
             executor,
             network,
             LaneId::all(graph.devices, graph.ranks),
+            watch,
         );
         let mut dispatcher = Dispatcher::new(graph, options, governor, Arc::new(WallClock));
         dispatcher.run(&mut lanes)
     })
+}
+
+/// Like [`run`], with every task run on the calling thread as it starts ([`InlineLanes`]): for
+/// a graph that [`runs_inline`], where handing each task to a lane's thread would cost more
+/// than the overlap it buys. The caller runs it where compute tasks run (a CPU device's pool).
+pub(crate) fn run_inline(
+    graph: &SweepGraph,
+    executor: &dyn Executor,
+    options: SchedOptions,
+    governor: Governor,
+) -> Result<RunLog> {
+    let mut lanes = InlineLanes::new(executor);
+    let mut dispatcher = Dispatcher::new(graph, options, governor, Arc::new(WallClock));
+    dispatcher.run(&mut lanes)
+}
+
+/// Mean flops per compute task up to which a sweep [`runs_inline`]: about 0.2 ms of a core's
+/// GEMM rate, where the two thread wake-ups that a lane costs per task (tens of microseconds
+/// on a virtual machine) are no longer small beside the task itself.
+const INLINE_FLOPS_PER_TASK: f64 = 4e6;
+
+/// True when `graph` gains nothing from lanes of their own and may run with [`run_inline`]:
+/// one device of one rank, in host memory (`shared_memory`), nothing spilled or fetched, and
+/// compute tasks of [`INLINE_FLOPS_PER_TASK`] or fewer on average. Such a sweep's I/O tasks
+/// are as small as its kernels, and handing each task to a lane's thread and back would cost
+/// more than overlapping them gains.
+pub(crate) fn runs_inline(graph: &SweepGraph, shared_memory: bool) -> bool {
+    let tasks = || graph.graph.node_weights();
+    let spills = tasks().any(|t| matches!(t.op, Op::Spill { .. } | Op::Fetch { .. }));
+    let compute = tasks()
+        .filter(|t| t.lane == crate::graph::Lane::Compute)
+        .count();
+    let small = graph.total_flops() <= INLINE_FLOPS_PER_TASK * compute.max(1) as f64;
+    shared_memory && graph.devices == 1 && graph.ranks == 1 && !spills && small
 }
 
 /// Like [`run`], on a model of a machine: each task takes the time `timer` gives it, on a

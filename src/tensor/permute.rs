@@ -41,9 +41,19 @@ pub(crate) fn permute_elements<T: Scalar>(data: &[T], shape: &[usize], perm: &[u
     permuted_data(data, &shape, &perm)
 }
 
-/// True when permuting `shape` by `perm` leaves every element where it is (only unit axes move).
+/// True when permuting `shape` by `perm` leaves every element where it is (only unit axes move):
+/// the axes longer than 1 keep their order. Allocates nothing (kernels ask this of every
+/// operand).
 pub(crate) fn keeps_layout(shape: &[usize], perm: &[usize]) -> bool {
-    is_identity(&simplify(shape, perm).1)
+    let mut kept = perm.iter().copied().filter(|&p| shape[p] != 1);
+    let Some(mut last) = kept.next() else {
+        return true;
+    };
+    kept.all(|axis| {
+        let ordered = axis > last;
+        last = axis;
+        ordered
+    })
 }
 
 /// The same permutation with unit axes dropped and axes that stay neighbours merged.
@@ -244,7 +254,44 @@ fn advance(index: &mut [usize], shape: &[usize], strides: &[usize], mut offset: 
 
 #[cfg(test)]
 mod tests {
+    use super::{is_identity, keeps_layout, simplify};
     use crate::tensor::{Tensor, C64};
+
+    /// Every permutation of `0..n`.
+    fn permutations(n: usize) -> Vec<Vec<usize>> {
+        if n == 0 {
+            return vec![vec![]];
+        }
+        let mut all = Vec::new();
+        for shorter in permutations(n - 1) {
+            for at in 0..n {
+                let mut perm = shorter.clone();
+                perm.insert(at, n - 1);
+                all.push(perm);
+            }
+        }
+        all
+    }
+
+    #[test]
+    fn keeps_layout_is_an_identity_once_simplified() {
+        for shape in [
+            [1, 1, 1, 1],
+            [2, 1, 3, 1],
+            [1, 4, 1, 5],
+            [2, 3, 4, 5],
+            [1, 2, 2, 1],
+        ] {
+            for perm in permutations(4) {
+                let simplified = is_identity(&simplify(&shape, &perm).1);
+                assert_eq!(
+                    keeps_layout(&shape, &perm),
+                    simplified,
+                    "{shape:?} {perm:?}"
+                );
+            }
+        }
+    }
 
     #[test]
     fn tiled_and_row_copies_agree_on_every_permutation() {

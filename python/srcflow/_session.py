@@ -1,0 +1,108 @@
+"""`Session`: what srcflow keeps between calls (the devices' kernel threads, GPU contexts and
+compiled kernels, and the sweep plans made so far), and the process-wide default session that
+`src`, `apply`, `compress`, `run` and `graph` use when given none."""
+
+from __future__ import annotations
+
+import os
+import threading
+
+from . import _core
+
+
+class Session:
+    """A reusable srcflow engine: calls made with it share their backends and plans.
+
+    The first call on a session starts its kernel threads (on a GPU: its context, library
+    handles and compiled kernels) and plans its sweep; later calls with the same shapes,
+    options and budgets reuse both, so a loop of thousands of small calls pays microseconds
+    each. Every call without ``session=`` uses one default session per process, made on first
+    use, so most programs never need this class.
+
+    Calls on one session take turns: a second Python thread calling while one runs waits for
+    it (the GIL is released meanwhile; Ctrl-C still interrupts the wait). Threads that should
+    compute at once each use a session of their own, and share the machine's cores.
+
+    Use it as a context manager, or call `close()`, to give its threads and memory back::
+
+        with srcflow.Session() as session:
+            for step in range(80):
+                psi = srcflow.apply(H, psi, chi_out=64, session=session)
+
+    Between calls a session holds its backends' threads and at most ``PLANS_KEPT`` plans (the
+    task graphs of recent calls); it keeps no large buffers (srcflow's block cache gives them
+    back when a call ends). `trim()` forgets the plans. In a process forked from the one that
+    made it (multiprocessing's "fork" start method), a session makes new threads on first use.
+    """
+
+    #: Plans a session keeps; the least recently used is forgotten past this many.
+    PLANS_KEPT = 32
+
+    def __init__(self) -> None:
+        self._core = _core.Session()
+        self._turn = threading.Lock()
+
+    def __enter__(self) -> Session:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        if self.closed:
+            return "srcflow.Session(closed)"
+        stats = self.stats()
+        return f"srcflow.Session(backends={stats['backends']}, plans={stats['plans']})"
+
+    @property
+    def closed(self) -> bool:
+        """True once `close()` was called."""
+        return self._core.closed
+
+    def close(self) -> None:
+        """Waits for a call under way, then drops the session's threads and plans; calls with
+        it afterwards raise ValueError. Closing twice does nothing."""
+        with self._turn:
+            self._core.close()
+
+    def trim(self) -> None:
+        """Forgets the plans kept and gives cached memory back; the threads stay."""
+        with self._turn:
+            self._core.trim()
+
+    def stats(self) -> dict:
+        """What the session holds: ``backends`` and ``plans`` kept, and ``plan_hits`` and
+        ``plan_misses``, the calls that found their plan kept and those that planned."""
+        backends, plans, hits, misses = self._core.stats()
+        return {"backends": backends, "plans": plans, "plan_hits": hits, "plan_misses": misses}
+
+    def _call(self, function, *args, **kwargs):
+        """`function(*args, session=<the engine session>, **kwargs)`, once no other call runs
+        on this session."""
+        with self._turn:
+            return function(*args, self._core, **kwargs)
+
+
+_default: Session | None = None
+_default_lock = threading.Lock()
+
+
+def default_session() -> Session:
+    """The process-wide session that calls without ``session=`` use, made on first use."""
+    global _default
+    with _default_lock:
+        if _default is None or _default.closed:
+            _default = Session()
+        return _default
+
+
+def _forget_default_in_child() -> None:
+    """After a fork: the child makes a default session of its own on first use (the parent's
+    threads are not in it)."""
+    global _default, _default_lock
+    _default = None
+    _default_lock = threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_default_in_child)
