@@ -4,11 +4,15 @@
 use crate::arrays::to_tensor;
 use crate::request::Request;
 use pyo3::prelude::*;
+use pyo3::sync::PyOnceLock;
 use srcflow::engine::CoreSource;
 use srcflow::tensor::{AnyTensor, DType};
 use srcflow::train::{Orientation, StackShape};
 use srcflow::{Error, Result};
 use std::sync::Mutex;
+
+/// `numpy.asarray`, looked up once.
+static NUMPY_ASARRAY: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
 
 /// One train's sites, as the ket form runs them.
 struct TrainSites {
@@ -82,9 +86,8 @@ impl CoreSource for SiteSource {
         let bad = |why: String| Error::Shape(format!("{}, site {site}: {why}", train.name));
         let dtype = train.dtypes[site];
         let core = Python::attach(|py| {
-            let numpy = py.import("numpy")?;
-            let array =
-                numpy.call_method1("asarray", (train.sites[site].bind(py), dtype.name()))?;
+            let asarray = NUMPY_ASARRAY.import(py, "numpy", "asarray")?;
+            let array = asarray.call1((train.sites[site].bind(py), dtype.name()))?;
             to_tensor(&array, dtype)
         })
         .map_err(|e| {

@@ -85,7 +85,9 @@ fn around(dims: &[usize], axis: usize) -> (usize, usize, usize) {
     (outer, dims[axis], inner)
 }
 
-/// GEMMs smaller than this (m·n·k) run one per rayon task; larger ones use all threads each.
+/// GEMMs smaller than this (m·n·k) run one per rayon task, or all on the calling thread when
+/// the whole batch is smaller (waking another thread would cost more than the batch); larger
+/// ones use all threads each.
 const SMALL_GEMM: usize = 64 * 64 * 64;
 
 /// From this size of `m`, `n` and `k` each, a left operand stored transposed is copied into
@@ -138,7 +140,12 @@ fn batched_gemm<T: Scalar>(gemm: Gemm, a: &[T], b: &[T], out: &mut [T]) {
     };
     let a_blocks = a.chunks(m * k.max(1));
     let b_blocks = b.chunks(k.max(1) * n);
-    if batch > 1 && m * n * k < SMALL_GEMM {
+    if batch * m * n * k < SMALL_GEMM {
+        out.chunks_mut(m * n)
+            .zip(a_blocks)
+            .zip(b_blocks)
+            .for_each(|((o, a), b)| one_gemm(a, b, o, Par::Seq));
+    } else if batch > 1 && m * n * k < SMALL_GEMM {
         out.par_chunks_mut(m * n)
             .zip(a_blocks.collect::<Vec<_>>())
             .zip(b_blocks.collect::<Vec<_>>())

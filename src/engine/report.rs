@@ -37,6 +37,12 @@ pub struct Report {
     pub right_to_left_s: f64,
     /// Seconds from start to finish of the whole run.
     pub wall_s: f64,
+    /// Tasks run (the graph's, with the memory governor's rewrites).
+    pub tasks: usize,
+    /// Wall time outside backend primitives (GEMM, QR/SVD, copies) per task: the engine's own
+    /// cost per task where tasks run one after another (a sweep of small tasks), a bound above
+    /// it where lanes overlap.
+    pub overhead_per_task_s: f64,
     /// Seconds the compute lane was busy.
     pub compute_busy_s: f64,
     /// Seconds the I/O lane was busy.
@@ -113,6 +119,8 @@ impl Report {
             left_to_right_s: l2r,
             right_to_left_s: r2l,
             wall_s,
+            tasks: log.events.len(),
+            overhead_per_task_s: overhead_per_task(log, wall_s),
             compute_busy_s: log.busy(|e| e.lane == Lane::Compute),
             io_busy_s: log.busy(|e| e.lane == Lane::Io),
             flops,
@@ -135,6 +143,16 @@ impl Report {
             network: vec![],
         }
     }
+}
+
+/// Seconds of `wall_s` outside the backend primitives of `log`'s tasks, per task.
+fn overhead_per_task(log: &RunLog, wall_s: f64) -> f64 {
+    let primitives: f64 = log
+        .events
+        .iter()
+        .map(|e| e.primitives.gemm_s + e.primitives.factorization_s + e.primitives.copy_s)
+        .sum();
+    (wall_s - primitives).max(0.0) / log.events.len().max(1) as f64
 }
 
 /// How many environments each tier held, from the spill tasks of `graph`.
@@ -293,6 +311,12 @@ pub struct Internals<'a>(&'a Report);
 impl fmt::Display for Internals<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let report = self.0;
+        writeln!(
+            f,
+            "tasks          {}, {:.1} µs each outside backend primitives",
+            report.tasks,
+            report.overhead_per_task_s * 1e6
+        )?;
         writeln!(f, "left-to-right  {:8.3} s", report.left_to_right_s)?;
         writeln!(f, "right-to-left  {:8.3} s", report.right_to_left_s)?;
         writeln!(

@@ -66,9 +66,14 @@ pub(crate) trait NetworkLane: Sync {
     fn awaits_others(&self) -> bool;
 }
 
-/// One worker thread per lane of each device and per shared lane, fed over crossbeam channels.
-pub(super) struct ThreadLanes<'env> {
+/// One worker thread per lane of each device and per shared lane, fed over crossbeam channels;
+/// a lane's thread starts with its first task, so lanes a run never uses (disk lanes of a run
+/// that does not spill, collectives of one device) cost nothing.
+pub(super) struct ThreadLanes<'scope, 'env> {
+    scope: &'scope Scope<'scope, 'env>,
+    executor: &'env dyn Executor,
     senders: HashMap<LaneId, Sender<Job>>,
+    done_tx: Sender<Done>,
     done: Receiver<Done>,
     network: Option<&'env dyn NetworkLane>,
     /// Called on the dispatcher's thread about every [`crate::WATCH_EVERY`].
@@ -77,11 +82,11 @@ pub(super) struct ThreadLanes<'env> {
     watched: Instant,
 }
 
-impl<'env> ThreadLanes<'env> {
-    /// Starts a worker per lane of `lanes` in `scope`, running tasks with `executor`; the
-    /// network lane is `network`'s, when the run has several ranks. The dispatcher's waits
-    /// call `watch` about every [`crate::WATCH_EVERY`].
-    pub fn start<'scope>(
+impl<'scope, 'env> ThreadLanes<'scope, 'env> {
+    /// Lanes whose workers run in `scope`, running tasks with `executor`; the network lanes
+    /// among `lanes` are `network`'s, started now, when the run has several ranks. The
+    /// dispatcher's waits call `watch` about every [`crate::WATCH_EVERY`].
+    pub fn start(
         scope: &'scope Scope<'scope, 'env>,
         executor: &'env dyn Executor,
         network: Option<&'env dyn NetworkLane>,
@@ -89,27 +94,37 @@ impl<'env> ThreadLanes<'env> {
         watch: &'env mut dyn FnMut(),
     ) -> Self {
         let (done_tx, done) = unbounded::<Done>();
-        let mut senders = HashMap::new();
-        for lane in lanes {
-            let (tx, rx) = unbounded::<Job>();
-            senders.insert(lane, tx);
-            let done_tx = done_tx.clone();
-            match (lane.lane, network) {
-                (Lane::Network, Some(network)) => scope.spawn(move || network.serve(rx, done_tx)),
-                _ => scope.spawn(move || worker(executor, rx, done_tx)),
-            };
-        }
-        ThreadLanes {
-            senders,
+        let mut started = ThreadLanes {
+            scope,
+            executor,
+            senders: HashMap::new(),
+            done_tx,
             done,
             network,
             watch,
             watched: Instant::now(),
+        };
+        if let Some(network) = network {
+            for lane in lanes.into_iter().filter(|l| l.lane == Lane::Network) {
+                let (tx, rx) = unbounded::<Job>();
+                let done_tx = started.done_tx.clone();
+                started.scope.spawn(move || network.serve(rx, done_tx));
+                started.senders.insert(lane, tx);
+            }
         }
+        started
+    }
+
+    /// A new worker thread running the jobs sent on the channel returned.
+    fn start_worker(&self) -> Sender<Job> {
+        let (tx, rx) = unbounded::<Job>();
+        let (executor, done_tx) = (self.executor, self.done_tx.clone());
+        self.scope.spawn(move || worker(executor, rx, done_tx));
+        tx
     }
 }
 
-impl Lanes for ThreadLanes<'_> {
+impl Lanes for ThreadLanes<'_, '_> {
     fn fail(&mut self, why: &str) {
         if let Some(network) = self.network {
             network.abort(why);
@@ -125,9 +140,12 @@ impl Lanes for ThreadLanes<'_> {
     }
 
     fn send(&mut self, job: Job) {
-        self.senders[&job.task.lane_id()]
-            .send(job)
-            .expect("lane alive");
+        let lane = job.task.lane_id();
+        if !self.senders.contains_key(&lane) {
+            let sender = self.start_worker();
+            self.senders.insert(lane, sender);
+        }
+        self.senders[&lane].send(job).expect("lane alive");
     }
 
     /// Waits at most `timeout`, in slices that end when the watch is due.

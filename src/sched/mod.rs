@@ -131,10 +131,12 @@ pub(crate) fn run_inline(
     dispatcher.run(&mut lanes)
 }
 
-/// Mean flops per compute task up to which a sweep [`runs_inline`]: about 0.2 ms of a core's
-/// GEMM rate, where the two thread wake-ups that a lane costs per task (tens of microseconds
-/// on a virtual machine) are no longer small beside the task itself.
-const INLINE_FLOPS_PER_TASK: f64 = 4e6;
+/// Mean flops per compute task up to which a sweep [`runs_inline`]: 1 to 3 ms of work on two
+/// cores. A lane costs two thread wake-ups per task (tens of microseconds on a virtual machine),
+/// and the I/O tasks of sweeps this small (reads and writes of cores in memory) are too short
+/// for overlapping them to gain as much (`benches/evolve.sh`'s χ = 64 quench sweeps ran about a
+/// third faster inline).
+const INLINE_FLOPS_PER_TASK: f64 = 32e6;
 
 /// True when `graph` gains nothing from lanes of their own and may run with [`run_inline`]:
 /// one device of one rank, in host memory (`shared_memory`), nothing spilled or fetched, and
