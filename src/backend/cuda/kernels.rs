@@ -1,5 +1,6 @@
 //! The CUDA C kernels of the top-level `kernels/` folder: embedded in the binary, compiled by
-//! NVRTC when a CUDA backend is made (once per device), and named by what they do.
+//! NVRTC when the first CUDA backend of a process needs them (kept for later ones, and on disk:
+//! `kernel_cache.rs`), and named by what they do.
 
 use crate::error::{Error, Result};
 use crate::tensor::DType;
@@ -94,7 +95,7 @@ pub fn entries() -> Vec<(&'static str, String)> {
 /// older than the NVRTC at hand cannot load that NVRTC's PTX, but loads its CUBIN.
 pub fn compile(file: KernelFile, arch: &str) -> Result<Vec<u8>> {
     nvrtc_present()?;
-    let source = CString::new(format!("{TYPES}\n{}", file.text)).expect("no NUL in a kernel");
+    let source = CString::new(source(file)).expect("no NUL in a kernel");
     let name = CString::new(file.name).expect("no NUL in a file name");
     let program = result::create_program(&source, Some(&name))
         .map_err(|e| Error::Cuda(format!("nvrtcCreateProgram (kernels/{}): {e:?}", file.name)))?;
@@ -105,13 +106,42 @@ pub fn compile(file: KernelFile, arch: &str) -> Result<Vec<u8>> {
     cubin
 }
 
+/// The text NVRTC compiles for `file`: the shared types, then the file.
+fn source(file: KernelFile) -> String {
+    format!("{TYPES}\n{}", file.text)
+}
+
+/// NVRTC's options for the real architecture `arch`.
+fn options(arch: &str) -> [String; 2] {
+    [format!("--gpu-architecture={arch}"), "--std=c++17".into()]
+}
+
+/// The name under which the CUBIN of `file` for `arch` is kept on disk: the file, the
+/// architecture, NVRTC's version and a hash of the source and options
+/// (`strided_copy-sm_90-nvrtc12.9-…​.cubin`); another source, option or NVRTC gives another.
+pub fn cache_key(file: KernelFile, arch: &str) -> Result<String> {
+    use std::hash::{Hash, Hasher};
+    nvrtc_present()?;
+    let (mut major, mut minor) = (0, 0);
+    // SAFETY: NVRTC is loaded (above); the two integers outlive the call.
+    unsafe { sys::nvrtcVersion(&mut major, &mut minor) }
+        .result()
+        .map_err(|e| Error::Cuda(format!("nvrtcVersion: {e:?}")))?;
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    (source(file), options(arch)).hash(&mut hasher);
+    let stem = file.name.trim_end_matches(".cu");
+    Ok(format!(
+        "{stem}-{arch}-nvrtc{major}.{minor}-{:016x}.cubin",
+        hasher.finish()
+    ))
+}
+
 /// Compiles `program` (the text of `file`) for `arch` and returns its CUBIN.
 ///
 /// # Safety
 /// `program` must be a live NVRTC program.
 unsafe fn cubin_of(program: sys::nvrtcProgram, file: KernelFile, arch: &str) -> Result<Vec<u8>> {
-    let options = [format!("--gpu-architecture={arch}"), "--std=c++17".into()];
-    if let Err(e) = result::compile_program(program, &options) {
+    if let Err(e) = result::compile_program(program, &options(arch)) {
         let log = result::get_program_log(program)
             .map(|log| CStr::from_ptr(log.as_ptr()).to_string_lossy().into_owned())
             .unwrap_or_else(|_| format!("{e:?}"));
@@ -146,14 +176,15 @@ pub fn nvrtc_present() -> Result<()> {
     }
 }
 
+/// NVRTC for the tests that compile kernels.
 #[cfg(test)]
-mod tests {
-    use super::*;
+pub(crate) mod test_nvrtc {
+    use super::nvrtc_present;
     use std::path::Path;
 
     /// Loads NVRTC from the directory `tools/nvrtc.sh` installs it in (or `SRCFLOW_NVRTC_DIR`),
     /// so that cudarc finds it by its name (a library loaded once answers to its soname).
-    fn load_nvrtc() {
+    pub fn load_nvrtc() {
         let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
         let dir = std::env::var_os("SRCFLOW_NVRTC_DIR")
             .map(Into::into)
@@ -168,6 +199,13 @@ mod tests {
             library.display()
         );
     }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::test_nvrtc::load_nvrtc;
+    use super::*;
+    use std::path::Path;
 
     /// True when the CUBIN's string table holds `symbol` (between two NULs).
     fn defines(cubin: &[u8], symbol: &str) -> bool {

@@ -1,5 +1,6 @@
 //! The kernels of `kernels/` compiled for one device and loaded into its context, by name.
 
+use super::kernel_cache::KernelCache;
 use super::{cuda_error, kernels};
 use crate::error::{Error, Result};
 use cudarc::driver::{CudaContext, CudaFunction, LaunchConfig};
@@ -18,7 +19,8 @@ pub struct LoadedKernels {
 }
 
 impl LoadedKernels {
-    /// Compiles every file of `kernels/` for the device of `context` and loads its kernels.
+    /// Loads every kernel of `kernels/` into `context`, compiled for its device's architecture
+    /// (by this process before, kept on disk, or now: [`KernelCache`]).
     pub fn load(context: &Arc<CudaContext>) -> Result<Self> {
         let (major, minor) = context
             .compute_capability()
@@ -26,8 +28,9 @@ impl LoadedKernels {
         let arch = format!("sm_{major}{minor}");
         let mut functions = HashMap::new();
         for file in kernels::FILES {
+            let cubin = KernelCache::process().cubin(file, &arch)?;
             let module = context
-                .load_module(Ptx::from_binary(kernels::compile(file, &arch)?))
+                .load_module(Ptx::from_binary(cubin.to_vec()))
                 .map_err(|e| cuda_error(&format!("cuModuleLoadData (kernels/{})", file.name), e))?;
             for (_, name) in kernels::entries()
                 .into_iter()

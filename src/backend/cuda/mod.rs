@@ -9,6 +9,7 @@ mod copies;
 mod driver_pool;
 mod factorizations;
 mod gemm;
+mod kernel_cache;
 pub(crate) mod kernels;
 mod library;
 mod loaded_kernels;
