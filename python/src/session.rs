@@ -55,14 +55,18 @@ impl Session {
             .is_none()
     }
 
-    /// What the session holds: backends, plans, and how often a plan was reused.
-    fn stats(&self) -> PyResult<(usize, usize, u64, u64)> {
+    /// What the session holds (backends, plans, and how often a plan was reused), then the
+    /// bytes of large buffers in use and cached by srcflow's block cache in this process.
+    fn stats(&self) -> PyResult<(usize, usize, u64, u64, usize, usize)> {
         let stats = self.engine_session()?.stats();
+        let blocks = srcflow::alloc::stats();
         Ok((
             stats.backends,
             stats.plans,
             stats.plan_hits,
             stats.plan_misses,
+            blocks.live_bytes,
+            blocks.cached_bytes,
         ))
     }
 }

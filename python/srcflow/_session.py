@@ -71,10 +71,20 @@ class Session:
             self._core.trim()
 
     def stats(self) -> dict:
-        """What the session holds: ``backends`` and ``plans`` kept, and ``plan_hits`` and
-        ``plan_misses``, the calls that found their plan kept and those that planned."""
-        backends, plans, hits, misses = self._core.stats()
-        return {"backends": backends, "plans": plans, "plan_hits": hits, "plan_misses": misses}
+        """What the session holds: ``backends`` and ``plans`` kept, ``plan_hits`` and
+        ``plan_misses`` (the calls that found their plan kept and those that planned), and, for
+        the whole process, ``live_bytes`` and ``cached_bytes``: large buffers (1 MiB and up)
+        that srcflow's block cache has in use (output arrays you still hold among them) and
+        keeps for reuse (none between calls)."""
+        backends, plans, hits, misses, live, cached = self._core.stats()
+        return {
+            "backends": backends,
+            "plans": plans,
+            "plan_hits": hits,
+            "plan_misses": misses,
+            "live_bytes": live,
+            "cached_bytes": cached,
+        }
 
     def _call(self, function, *args, **kwargs):
         """`function(*args, session=<the engine session>, **kwargs)`, once no other call runs

@@ -127,6 +127,34 @@ def test_a_failed_call_leaves_the_session_usable(stack):
     assert all(np.array_equal(a, b) for a, b in zip(got, expected))
 
 
+class _Unreadable:
+    """A site of shape `shape` whose read raises OSError."""
+
+    def __init__(self, shape):
+        self.shape, self.dtype, self.ndim = shape, np.dtype("complex128"), len(shape)
+
+    def __array__(self, dtype=None, copy=None):
+        raise OSError("the disk is gone")
+
+
+def test_a_failed_call_gives_back_the_memory_it_held(rng):
+    mpo = random_train(rng, "mpo", 8, 2, 4, "complex128")
+    mps = random_train(rng, "mps", 8, 2, 256, "complex128")
+    session = srcflow.Session()
+    report = srcflow.run(mpo, mps, chi_out=256, session=session).report
+    assert report["blocks_mapped"] > 0, "the run's buffers come from the block cache"
+    before = session.stats()
+    broken = list(mps)
+    broken[6] = _Unreadable((256, 256, 2))
+    with pytest.raises(OSError, match="the disk is gone"):
+        srcflow.src(mpo, broken, chi_out=256, session=session)
+    after = session.stats()
+    assert after["live_bytes"] == before["live_bytes"], (before, after)
+    assert after["cached_bytes"] == 0
+    got = srcflow.run(mpo, mps, chi_out=256, session=session)
+    assert got.report["blocks_mapped"] > 0
+
+
 def _product_in_child(stack) -> list:
     """`src` in a forked child (multiprocessing's worker)."""
     return srcflow.src(*stack, chi_out=8, seed=6)

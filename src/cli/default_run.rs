@@ -5,7 +5,7 @@
 use srcflow::gen::{generate, ProblemKind, ProblemSpec};
 use srcflow::graph::GraphOptions;
 use srcflow::ops::{distance, exact_product, norm, truncate_svd};
-use srcflow::{Engine, Options, Result, Stack, Train};
+use srcflow::{Engine, EngineBuilder, Options, Result, Stack, Train};
 
 /// The default problem: random MPO (bond 8) · random MPS (bond 32), 24 sites.
 fn spec() -> ProblemSpec {
@@ -31,8 +31,7 @@ pub fn run(verbose: bool) -> Result<()> {
         spec.mpo_bond, spec.bond, spec.sites, spec.phys
     );
     let stack = generate(ProblemKind::Random, &spec)?;
-    let srcflow::engine::Run { output, report, .. } =
-        Engine::new(Options::new(CHI_OUT))?.run(&stack)?;
+    let srcflow::engine::Run { output, report, .. } = engine(Options::new(CHI_OUT))?.run(&stack)?;
     println!("{report}");
     if verbose {
         println!("\nengine internals\n{}", report.internals());
@@ -68,5 +67,12 @@ fn oversampled(stack: &Stack) -> Result<Train> {
         },
         ..Options::new(CHI_OUT)
     };
-    Ok(Engine::new(options)?.run(stack)?.output)
+    Ok(engine(options)?.run(stack)?.output)
+}
+
+/// An engine with `options` on the process's session.
+fn engine(options: Options) -> Result<Engine> {
+    EngineBuilder::new(options)
+        .session(super::process_session::session())
+        .build()
 }

@@ -16,6 +16,7 @@ mod machine_calibration;
 mod mpi_launch;
 mod plan;
 mod problem_args;
+mod process_session;
 mod report;
 mod run;
 mod simulate;

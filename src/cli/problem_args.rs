@@ -80,6 +80,7 @@ impl ProblemArgs {
             threads,
         };
         let engine = EngineBuilder::new(options)
+            .session(super::process_session::session())
             .backend(self.backend)
             .device_ids(self.devices.ids())
             .tiering(self.tiering.resolve()?);

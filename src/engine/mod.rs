@@ -27,7 +27,7 @@ use plan_cache::PlanKey;
 pub use plan_cache::{Prepared, PLANS_KEPT};
 pub use report::{Internals, LaneUse, Report};
 pub use run::Run;
-pub use session::{Session, SessionStats};
+pub use session::{Session, SessionStats, BACKENDS_KEPT};
 pub use sink::{CoreSink, MemorySink};
 pub use source::{CoreSource, MemorySource};
 pub use tiering::Tiering;

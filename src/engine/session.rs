@@ -10,6 +10,11 @@ use crate::plan::Budgets;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
+/// Backends a session keeps (a device and thread count each); past this many the least
+/// recently used is dropped, so that a program trying every thread count does not keep a pool
+/// of threads for each.
+pub const BACKENDS_KEPT: usize = 16;
+
 /// The backends and plans that runs share. Runs on one session take turns (see
 /// [`Session::take_turn`]); a program that wants two at once makes two sessions.
 #[derive(Clone, Default)]
@@ -75,8 +80,10 @@ impl Session {
         })
     }
 
-    /// The backend kept for `key`, or the one `make` makes, kept from now on. In a process
-    /// forked from the one that made the backends, new ones are made.
+    /// The backend kept for `key`, or the one `make` makes, kept from now on (the least
+    /// recently used one goes past [`BACKENDS_KEPT`]; an engine holding it keeps it until the
+    /// engine drops). In a process forked from the one that made the backends, new ones are
+    /// made.
     fn backend(
         &self,
         key: DeviceKey,
@@ -89,11 +96,17 @@ impl Session {
             // dropping them could wait on threads that do not exist. They are left as they are.
             std::mem::forget(std::mem::take(&mut *backends));
         }
-        if let Some((_, backend)) = backends.iter().find(|(k, _)| *k == key) {
-            return Ok(Arc::clone(backend));
+        if let Some(at) = backends.iter().position(|(k, _)| *k == key) {
+            let kept = backends.remove(at);
+            let backend = Arc::clone(&kept.1);
+            backends.push(kept);
+            return Ok(backend);
         }
         let backend: Arc<dyn Backend> = Arc::from(make()?);
         backends.push((key, Arc::clone(&backend)));
+        if backends.len() > BACKENDS_KEPT {
+            backends.remove(0);
+        }
         Ok(backend)
     }
 
