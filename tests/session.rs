@@ -274,3 +274,32 @@ fn a_watch_runs_on_the_calling_thread_and_can_cancel() {
     assert!(watched > 0, "the run took more than one watch period");
     assert!(matches!(ran, Err(srcflow::Error::Interrupted)));
 }
+
+#[test]
+fn a_session_keeps_at_most_plans_kept_plans() {
+    let session = Session::new();
+    let spec = ProblemSpec {
+        sites: 4,
+        bond: 8,
+        mpo_bond: 2,
+        ..ProblemSpec::default()
+    };
+    let stack = generate(ProblemKind::Random, &spec).unwrap();
+    for chi in 1..=srcflow::engine::PLANS_KEPT + 3 {
+        let engine = engine_on(&session, Options::new(chi), Tiering::default());
+        engine.prepared(&stack.shape()).unwrap();
+    }
+    let stats = session.stats();
+    assert_eq!(stats.plans, srcflow::engine::PLANS_KEPT);
+    assert_eq!(stats.plan_misses as usize, srcflow::engine::PLANS_KEPT + 3);
+    let newest = engine_on(
+        &session,
+        Options::new(srcflow::engine::PLANS_KEPT + 3),
+        Tiering::default(),
+    );
+    newest.prepared(&stack.shape()).unwrap();
+    assert_eq!(session.stats().plan_hits, 1, "the newest plan is kept");
+    let oldest = engine_on(&session, Options::new(1), Tiering::default());
+    oldest.prepared(&stack.shape()).unwrap();
+    assert_eq!(session.stats().plan_hits, 1, "the oldest was forgotten");
+}

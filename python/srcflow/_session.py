@@ -32,7 +32,9 @@ class Session:
     Between calls a session holds its backends' threads and at most ``PLANS_KEPT`` plans (the
     task graphs of recent calls); it keeps no large buffers (srcflow's block cache gives them
     back when a call ends). `trim()` forgets the plans. In a process forked from the one that
-    made it (multiprocessing's "fork" start method), a session makes new threads on first use.
+    made it (multiprocessing's "fork" start method), a session makes new threads on first use;
+    fork while no call runs on it (a session busy in another thread at the fork stays busy in
+    the child, whose copy of that thread does not exist).
     """
 
     #: Plans a session keeps; the least recently used is forgotten past this many.
@@ -106,10 +108,17 @@ def default_session() -> Session:
         return _default
 
 
+# Default sessions inherited from a parent process: kept, never dropped, as dropping them would
+# stop threads and free GPU handles that belong to the parent.
+_inherited: list[Session] = []
+
+
 def _forget_default_in_child() -> None:
     """After a fork: the child makes a default session of its own on first use (the parent's
     threads are not in it)."""
     global _default, _default_lock
+    if _default is not None:
+        _inherited.append(_default)
     _default = None
     _default_lock = threading.Lock()
 

@@ -75,7 +75,7 @@ fn run_writing(args: RunArgs, ranks: Option<Arc<dyn Transport>>) -> Result<()> {
             );
         }
     }
-    let (graph, _) = engine.prepare(problem.shape())?;
+    let graph = engine.prepared(problem.shape())?.graph;
     let output = OutputDir::create(&args.out, graph.output_kind(), graph.sites())?;
     let ran = engine.run_graph_logged(&graph, &problem, &output);
     bar.finish();
@@ -106,7 +106,7 @@ fn run_helping(args: RunArgs, ranks: Arc<dyn Transport>) -> Result<()> {
     let cancel = cancel_on_ctrl_c()?;
     let (problem, engine) = args.problem.open(args.seed, args.threads)?;
     let engine = engine.ranks(Arc::clone(&ranks)).cancel(cancel).build()?;
-    let (graph, _) = engine.prepare(problem.shape())?;
+    let graph = engine.prepared(problem.shape())?.graph;
     let nothing = MemorySink::new(graph.output_kind(), graph.sites());
     let (_, log) = engine.run_graph_logged(&graph, &problem, &nothing)?;
     whole_trace(&engine, &args.trace, &graph, &log)?;

@@ -33,7 +33,8 @@ pub struct SimulatedPool {
 }
 
 /// Segments by id, the device's capacity, and an index of the cached pieces, so that a request
-/// or a usage report costs a lookup rather than a walk over every block.
+/// or a usage report costs a lookup rather than a walk over every block (`fits` still walks
+/// the cached pieces, once per request it is asked about).
 struct PoolState {
     capacity: u64,
     reserved: u64,

@@ -24,7 +24,7 @@ pub use device_use::DeviceUse;
 use left_edge::LeftEdgeSink;
 pub use memory_report::MemoryReport;
 use plan_cache::PlanKey;
-pub use plan_cache::{Prepared, PLANS_KEPT};
+pub use plan_cache::{Prepared, PLANS_KEPT, PLAN_TASKS_KEPT};
 pub use report::{Internals, LaneUse, Report};
 pub use run::Run;
 pub use session::{Session, SessionStats, BACKENDS_KEPT};
@@ -334,8 +334,9 @@ impl Engine {
     }
 
     /// Like [`Engine::run_graph_logged`], with the calling thread calling `watch` about every
-    /// [`crate::WATCH_EVERY`] while the run goes on: where a caller looks for its own reasons
-    /// to stop (a signal) and cancels the engine's [`CancelToken`].
+    /// [`crate::WATCH_EVERY`] while the run goes on elsewhere: where a caller looks for its own
+    /// reasons to stop (a signal) and cancels the engine's [`CancelToken`]. A rank of several
+    /// dispatches on the calling thread and never watches (its launcher handles signals).
     pub fn run_graph_watched(
         &self,
         graph: &SweepGraph,
@@ -410,7 +411,10 @@ impl Engine {
             None if sched::runs_inline(graph, self.backend().shares_host_memory()) => {
                 self.run_inline(graph, &router, sched, governor, watch)
             }
-            _ => sched::run(graph, &router, network_lane, sched, governor, watch),
+            None => {
+                watched_on_own_thread(watch, || sched::run(graph, &router, None, sched, governor))
+            }
+            Some(network) => sched::run(graph, &router, Some(network), sched, governor),
         };
         let (wall_s, after) = (start.elapsed().as_secs_f64(), alloc::stats());
         drop(lease);
@@ -601,6 +605,29 @@ fn with_memory_held_before(peak: u64) -> u64 {
     alloc::release_cached_if_idle();
     let resident = alloc::resident_bytes().unwrap_or(0) as u64;
     peak + resident.saturating_sub(PROCESS_BASELINE)
+}
+
+/// The result of `work` (a run's dispatcher), run on a thread of its own while the calling
+/// thread calls `watch` every [`crate::WATCH_EVERY`] until it is done: the calling thread is
+/// the one a Python signal reaches, and holding the GIL to look for it must not hold up the
+/// dispatcher.
+fn watched_on_own_thread<T: Send>(watch: &mut dyn FnMut(), work: impl FnOnce() -> T + Send) -> T {
+    let (done, finished) = crossbeam_channel::bounded::<()>(1);
+    std::thread::scope(|scope| {
+        let worker = scope.spawn(move || {
+            let out = work();
+            let _ = done.send(());
+            out
+        });
+        while let Err(crossbeam_channel::RecvTimeoutError::Timeout) =
+            finished.recv_timeout(crate::WATCH_EVERY)
+        {
+            watch();
+        }
+        worker
+            .join()
+            .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+    })
 }
 
 /// `refusal` (a budget the plan cannot fit) with the hint that a prefetch window of `window`

@@ -11,6 +11,10 @@ use std::sync::Arc;
 /// evolution plans once per pattern of bonds, and its bonds settle after a few steps.
 pub const PLANS_KEPT: usize = 32;
 
+/// Tasks the kept plans' graphs may hold in all (a few hundred bytes each): the least recently
+/// used plans are forgotten to make room, and a graph larger than this is not kept.
+pub const PLAN_TASKS_KEPT: usize = 1_000_000;
+
 /// A sweep graph ready to run, with its plan when the run has budgets.
 #[derive(Clone, Debug)]
 pub struct Prepared {
@@ -79,14 +83,20 @@ impl PlanCache {
         Some(prepared)
     }
 
-    /// Keeps `prepared`, made for `key` and `budgets`, forgetting the least recently used plan
-    /// when [`PLANS_KEPT`] are kept already.
+    /// Keeps `prepared`, made for `key` and `budgets`, forgetting the least recently used plans
+    /// while [`PLANS_KEPT`] are kept already or their tasks and its would pass
+    /// [`PLAN_TASKS_KEPT`]; a graph larger than that is not kept.
     pub fn keep(&mut self, key: PlanKey, budgets: Option<&Budgets>, prepared: Prepared) {
-        if self.entries.len() >= PLANS_KEPT {
+        let tasks = prepared.graph.graph.node_count();
+        if tasks > PLAN_TASKS_KEPT {
+            return;
+        }
+        while self.entries.len() >= PLANS_KEPT || self.tasks() + tasks > PLAN_TASKS_KEPT {
             let oldest = (0..self.entries.len()).min_by_key(|&i| self.entries[i].used);
-            if let Some(oldest) = oldest {
-                self.entries.swap_remove(oldest);
-            }
+            match oldest {
+                Some(oldest) => self.entries.swap_remove(oldest),
+                None => break,
+            };
         }
         self.uses += 1;
         self.entries.push(Entry {
@@ -95,6 +105,14 @@ impl PlanCache {
             prepared,
             used: self.uses,
         });
+    }
+
+    /// Tasks of the kept plans' graphs.
+    fn tasks(&self) -> usize {
+        self.entries
+            .iter()
+            .map(|e| e.prepared.graph.graph.node_count())
+            .sum()
     }
 
     /// Plans kept now.

@@ -76,22 +76,16 @@ pub(super) struct ThreadLanes<'scope, 'env> {
     done_tx: Sender<Done>,
     done: Receiver<Done>,
     network: Option<&'env dyn NetworkLane>,
-    /// Called on the dispatcher's thread about every [`crate::WATCH_EVERY`].
-    watch: &'env mut dyn FnMut(),
-    /// When `watch` was last called.
-    watched: Instant,
 }
 
 impl<'scope, 'env> ThreadLanes<'scope, 'env> {
     /// Lanes whose workers run in `scope`, running tasks with `executor`; the network lanes
-    /// among `lanes` are `network`'s, started now, when the run has several ranks. The
-    /// dispatcher's waits call `watch` about every [`crate::WATCH_EVERY`].
+    /// among `lanes` are `network`'s, started now, when the run has several ranks.
     pub fn start(
         scope: &'scope Scope<'scope, 'env>,
         executor: &'env dyn Executor,
         network: Option<&'env dyn NetworkLane>,
         lanes: Vec<LaneId>,
-        watch: &'env mut dyn FnMut(),
     ) -> Self {
         let (done_tx, done) = unbounded::<Done>();
         let mut started = ThreadLanes {
@@ -101,8 +95,6 @@ impl<'scope, 'env> ThreadLanes<'scope, 'env> {
             done_tx,
             done,
             network,
-            watch,
-            watched: Instant::now(),
         };
         if let Some(network) = network {
             for lane in lanes.into_iter().filter(|l| l.lane == Lane::Network) {
@@ -148,25 +140,11 @@ impl Lanes for ThreadLanes<'_, '_> {
         self.senders[&lane].send(job).expect("lane alive");
     }
 
-    /// Waits at most `timeout`, in slices that end when the watch is due.
     fn recv(&mut self, timeout: Duration) -> Option<Done> {
-        let until = Instant::now() + timeout;
-        loop {
-            let due = self.watched + crate::WATCH_EVERY;
-            let now = Instant::now();
-            if now >= due {
-                (self.watch)();
-                self.watched = now;
-                continue;
-            }
-            match self.done.recv_timeout(due.min(until) - now) {
-                Ok(done) => return Some(done),
-                Err(RecvTimeoutError::Timeout) if Instant::now() >= until => return None,
-                Err(RecvTimeoutError::Timeout) => {}
-                Err(RecvTimeoutError::Disconnected) => {
-                    unreachable!("lanes outlive the dispatcher")
-                }
-            }
+        match self.done.recv_timeout(timeout) {
+            Ok(done) => Some(done),
+            Err(RecvTimeoutError::Timeout) => None,
+            Err(RecvTimeoutError::Disconnected) => unreachable!("lanes outlive the dispatcher"),
         }
     }
 }

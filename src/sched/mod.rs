@@ -94,15 +94,12 @@ impl Default for SchedOptions {
 /// has several ranks), admitting them by device memory with `governor`; returns when all are
 /// done or the first fails. The log holds the graph as rewritten during the run when the
 /// governor split nodes.
-/// The dispatcher runs on the calling thread, which calls `watch` about every
-/// [`crate::WATCH_EVERY`].
 pub(crate) fn run(
     graph: &SweepGraph,
     executor: &dyn Executor,
     network: Option<&dyn NetworkLane>,
     options: SchedOptions,
     governor: Governor,
-    watch: &mut dyn FnMut(),
 ) -> Result<RunLog> {
     std::thread::scope(|scope| {
         let mut lanes = ThreadLanes::start(
@@ -110,7 +107,6 @@ pub(crate) fn run(
             executor,
             network,
             LaneId::all(graph.devices, graph.ranks),
-            watch,
         );
         let mut dispatcher = Dispatcher::new(graph, options, governor, Arc::new(WallClock));
         dispatcher.run(&mut lanes)
