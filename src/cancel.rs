@@ -40,3 +40,13 @@ impl CancelToken {
         Ok(())
     }
 }
+
+/// Waits until `finished` receives (or its sender is gone: the work ended, or panicked), calling
+/// `watch` every [`WATCH_EVERY`] meanwhile: how a thread that started work elsewhere stays free
+/// to look for reasons to stop.
+pub(crate) fn wait_watching(finished: &crossbeam_channel::Receiver<()>, watch: &mut dyn FnMut()) {
+    use crossbeam_channel::RecvTimeoutError;
+    while let Err(RecvTimeoutError::Timeout) = finished.recv_timeout(WATCH_EVERY) {
+        watch();
+    }
+}

@@ -7,7 +7,6 @@ use crate::device::{MemoryPool, PoolConfig, SimulatedPool};
 use crate::error::{Error, Result};
 use crate::tensor::matrix;
 use crate::tensor::{permute_elements, AnyTensor, Array, DType, Scalar, Typed};
-use crossbeam_channel::RecvTimeoutError;
 use faer::{Accum, Conj, MatMut, MatRef, Par};
 use rayon::prelude::*;
 use std::ops::Range;
@@ -190,9 +189,7 @@ impl Backend for CpuBackend {
                 work();
                 let _ = done.send(());
             });
-            while let Err(RecvTimeoutError::Timeout) = finished.recv_timeout(crate::WATCH_EVERY) {
-                watch();
-            }
+            crate::cancel::wait_watching(&finished, watch);
         });
     }
 

@@ -619,11 +619,7 @@ fn watched_on_own_thread<T: Send>(watch: &mut dyn FnMut(), work: impl FnOnce() -
             let _ = done.send(());
             out
         });
-        while let Err(crossbeam_channel::RecvTimeoutError::Timeout) =
-            finished.recv_timeout(crate::WATCH_EVERY)
-        {
-            watch();
-        }
+        crate::cancel::wait_watching(&finished, watch);
         worker
             .join()
             .unwrap_or_else(|panic| std::panic::resume_unwind(panic))

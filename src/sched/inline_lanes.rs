@@ -2,11 +2,10 @@
 //! lanes would only hand tiny tasks back and forth (one device in host memory, nothing spilled:
 //! see [`super::runs_inline`]).
 
-use super::lanes::{execute, Lanes};
+use super::lanes::{run_job, Lanes};
 use super::{Done, Executor, Job};
-use crate::backend::take_primitive_times;
 use std::collections::VecDeque;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// Lanes that run each task when it is sent, on the calling thread, and hand its report back
 /// at the next [`Lanes::recv`]: no thread, channel or wake-up per task.
@@ -27,15 +26,7 @@ impl<'a> InlineLanes<'a> {
 
 impl Lanes for InlineLanes<'_> {
     fn send(&mut self, job: Job) {
-        let start = Instant::now();
-        let result = execute(self.executor, job.task, job.inputs, job.blocks);
-        self.ended.push_back(Done {
-            node: job.node,
-            result,
-            start,
-            end: Instant::now(),
-            primitives: take_primitive_times(),
-        });
+        self.ended.push_back(run_job(self.executor, job));
     }
 
     /// The report of the oldest task run and not yet reported; every task sent has ended, so

@@ -152,15 +152,21 @@ impl Lanes for ThreadLanes<'_, '_> {
 /// A lane's thread: runs jobs until its channel closes.
 fn worker(executor: &dyn Executor, jobs: Receiver<Job>, done: Sender<Done>) {
     for job in jobs {
-        let start = Instant::now();
-        let result = execute(executor, job.task.clone(), job.inputs, job.blocks);
-        let _ = done.send(Done {
-            node: job.node,
-            result,
-            start,
-            end: Instant::now(),
-            primitives: take_primitive_times(),
-        });
+        let _ = done.send(run_job(executor, job));
+    }
+}
+
+/// Runs `job` with `executor` on the calling thread: its report, timed, with the time its
+/// backend primitives took.
+pub(super) fn run_job(executor: &dyn Executor, job: Job) -> Done {
+    let start = Instant::now();
+    let result = execute(executor, job.task, job.inputs, job.blocks);
+    Done {
+        node: job.node,
+        result,
+        start,
+        end: Instant::now(),
+        primitives: take_primitive_times(),
     }
 }
 
