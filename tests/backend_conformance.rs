@@ -566,7 +566,7 @@ fn task_where(graph: &SweepGraph, pick: impl Fn(&Task) -> bool) -> Task {
     graph
         .nodes_in_order()
         .into_iter()
-        .map(|n| graph.graph[n].clone())
+        .map(|n| Task::clone(&graph.graph[n]))
         .find(|t| pick(t))
         .expect("the graph has such a task")
 }
@@ -714,7 +714,7 @@ fn find_task(graph: &SweepGraph, op: Op, site: usize) -> Option<Task> {
         .graph
         .node_weights()
         .find(|t| t.op == op && t.site == site)
-        .cloned()
+        .map(|t| Task::clone(t))
 }
 
 /// What `task` (a sketch, project, first or fold task of a 2-layer stack) computes from

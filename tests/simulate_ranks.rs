@@ -154,7 +154,7 @@ fn values_cross_ranks_only_as_messages_and_every_rank_reads_its_own_inputs() {
             for op in [Op::Send, Op::Receive] {
                 let here = count(&whole, &|t| t.op == op && t.rank == rank);
                 let tasks = own.graph.graph.node_weights().filter(|t| t.op == op);
-                let there: usize = tasks.map(messages).sum();
+                let there: usize = tasks.map(|t| messages(t)).sum();
                 assert_eq!(here, there, "rank {rank} of {ranks}: {op:?} tasks");
                 assert!(here > 0, "rank {rank} of {ranks} has no {op:?} task");
             }

@@ -3,11 +3,11 @@
 mod common;
 
 use common::*;
-use srcflow::engine::Report;
 use srcflow::engine::{MemorySink, MemorySource};
+use srcflow::engine::{Report, Tiering};
 use srcflow::sched::RunLog;
 use srcflow::trace::chrome_trace;
-use srcflow::{Engine, Stack};
+use srcflow::{Engine, EngineBuilder, Stack};
 
 /// Runs `stack` with `engine`; returns the run's trace, report and log.
 fn traced_run(engine: &Engine, stack: &Stack) -> (serde_json::Value, Report, RunLog) {
@@ -24,7 +24,16 @@ fn trace_has_lanes_counters_and_flows_and_agrees_with_the_report() {
     let stack = problem();
     let scratch = tempfile::tempdir().unwrap();
     let (device, host) = budgets_for_every_tier(&stack, scratch.path(), None);
-    let engine = engine(device, host, scratch.path(), None);
+    let engine = builder_for(
+        options(None),
+        device,
+        host,
+        scratch.path(),
+        Tiering::default(),
+    )
+    .trace(true)
+    .build()
+    .unwrap();
     let (trace, report, log) = traced_run(&engine, &stack);
     let TraceParts {
         slices,
@@ -107,7 +116,7 @@ fn each_device_is_a_process_with_its_own_lanes_and_pool() {
         threads: 2,
         ..options(None)
     };
-    let engine = Engine::new(options).unwrap();
+    let engine = EngineBuilder::new(options).trace(true).build().unwrap();
     let (trace, report, _) = traced_run(&engine, &stack);
     let TraceParts { slices, .. } = check_trace(&trace);
     let events = trace["traceEvents"].as_array().unwrap();

@@ -64,7 +64,11 @@ fn run_writing(args: RunArgs, ranks: Option<Arc<dyn Transport>>) -> Result<()> {
         engine = engine.ranks(Arc::clone(ranks));
     }
     let bar = Arc::new(SweepProgressBar::new());
-    let engine = engine.progress(bar.clone()).cancel(cancel).build()?;
+    let engine = engine
+        .progress(bar.clone())
+        .cancel(cancel)
+        .trace(args.trace.is_some())
+        .build()?;
     if let Some(budgets) = &engine.tiering().budgets {
         let removed = clean_stale(&budgets.scratch_dir);
         if removed > 0 {
@@ -105,7 +109,11 @@ fn run_writing(args: RunArgs, ranks: Option<Arc<dyn Transport>>) -> Result<()> {
 fn run_helping(args: RunArgs, ranks: Arc<dyn Transport>) -> Result<()> {
     let cancel = cancel_on_ctrl_c()?;
     let (problem, engine) = args.problem.open(args.seed, args.threads)?;
-    let engine = engine.ranks(Arc::clone(&ranks)).cancel(cancel).build()?;
+    let engine = engine
+        .ranks(Arc::clone(&ranks))
+        .cancel(cancel)
+        .trace(args.trace.is_some())
+        .build()?;
     let graph = engine.prepared(problem.shape())?.graph;
     let nothing = MemorySink::new(graph.output_kind(), graph.sites());
     let (_, log) = engine.run_graph_logged(&graph, &problem, &nothing)?;

@@ -124,7 +124,8 @@ impl EngineBuilder {
     }
 
     /// Whether [`Engine::run`] keeps the log of every task, from which
-    /// [`super::Run::write_trace`] writes a Chrome trace.
+    /// [`super::Run::write_trace`] writes a Chrome trace, and whether every run's log samples
+    /// the memory held after each task (a trace's memory counters; off, a run skips them).
     pub fn trace(mut self, keep: bool) -> Self {
         self.keeps_log = keep;
         self

@@ -288,6 +288,7 @@ impl Engine {
             progress: self.progress.clone(),
             pacing: self.pacing,
             cancel: self.cancel.clone(),
+            samples_memory: self.keeps_log,
             ..SchedOptions::default()
         }
     }
@@ -322,8 +323,10 @@ impl Engine {
             .map(|(report, _)| report)
     }
 
-    /// Like [`Engine::run_graph`], also returning the log of every task (for traces). Waits
-    /// for the session's other runs to end first ([`Session::take_turn`]).
+    /// Like [`Engine::run_graph`], also returning the log of every task (for traces); the log
+    /// samples the memory held after every task only when the engine keeps its log
+    /// ([`EngineBuilder::trace`]). Waits for the session's other runs to end first
+    /// ([`Session::take_turn`]).
     pub fn run_graph_logged(
         &self,
         graph: &SweepGraph,

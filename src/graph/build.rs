@@ -7,6 +7,7 @@ use crate::train::StackShape;
 use petgraph::stable_graph::{NodeIndex, StableDiGraph};
 use std::collections::HashMap;
 use std::ops::Range;
+use std::sync::Arc;
 
 /// Bytes of a complex128 element: dry-run costs are counted in complex128 and scaled to the
 /// graph's element type in one place ([`Meter::in_dtype`]).
@@ -131,9 +132,12 @@ impl SweepGraph {
 
 /// Adds an edge from every producer of each input (the blocks of a batched project task each
 /// write a slice of their output) to its consumer.
-fn connect(tasks: Vec<Task>) -> StableDiGraph<Task, DataId> {
+fn connect(tasks: Vec<Task>) -> StableDiGraph<Arc<Task>, DataId> {
     let mut graph = StableDiGraph::new();
-    let nodes: Vec<NodeIndex> = tasks.into_iter().map(|t| graph.add_node(t)).collect();
+    let nodes: Vec<NodeIndex> = tasks
+        .into_iter()
+        .map(|t| graph.add_node(Arc::new(t)))
+        .collect();
     let mut producers: HashMap<DataId, Vec<NodeIndex>> = HashMap::new();
     for &node in &nodes {
         for &out in &graph[node].outputs {

@@ -6,6 +6,7 @@
 use super::{Op, SweepGraph};
 use crate::kernels::qr_work;
 use crate::tensor::Work;
+use std::sync::Arc;
 
 impl SweepGraph {
     /// The work of trimming the output's left edge ([`SweepGraph::left_edge`]; none without
@@ -67,7 +68,7 @@ impl SweepGraph {
         let last = writes
             .into_iter()
             .find(|t| t.op == Op::WriteSite && t.site == 0);
-        if let Some(write) = last {
+        if let Some(write) = last.map(Arc::make_mut) {
             write.work = work;
             write.moved_bytes += bytes;
         }

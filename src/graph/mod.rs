@@ -25,6 +25,7 @@ use crate::tensor::DType;
 use crate::train::{Kind, StackShape};
 use petgraph::stable_graph::{NodeIndex, StableDiGraph};
 use serde::{Deserialize, Serialize};
+use std::sync::Arc;
 
 /// The tasks of one SRC sweep and their data dependencies (edge `a → b`: `b` reads what `a` wrote).
 ///
@@ -33,7 +34,7 @@ use serde::{Deserialize, Serialize};
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct SweepGraph {
     /// Tasks (nodes) and the data they pass (edges).
-    pub graph: StableDiGraph<Task, DataId>,
+    pub graph: StableDiGraph<Arc<Task>, DataId>,
     /// The stack the graph computes.
     pub stack: StackShape,
     /// Output bond cap χ̄: the one asked for, or the largest rank the product can have at

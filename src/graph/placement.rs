@@ -7,6 +7,7 @@ use crate::Tier;
 use petgraph::stable_graph::NodeIndex;
 use petgraph::visit::EdgeRef;
 use petgraph::Direction;
+use std::sync::Arc;
 
 impl SweepGraph {
     /// Bytes of the environment slice C_site\[cols\].
@@ -75,7 +76,7 @@ impl SweepGraph {
         let (mut from, mut value) = (made, env);
         for (op, stage, step) in chain {
             let next = copy(stage);
-            let node = self.graph.add_node(Task {
+            let node = self.graph.add_node(Arc::new(Task {
                 op,
                 site,
                 cols: Some(cols),
@@ -90,7 +91,7 @@ impl SweepGraph {
                 device,
                 rank: 0,
                 step,
-            });
+            }));
             self.graph.add_edge(from, node, value);
             (from, value) = (node, next);
         }
@@ -118,7 +119,7 @@ impl SweepGraph {
         for edge in stale {
             self.graph.remove_edge(edge);
         }
-        for input in self.graph[consumer].inputs.iter_mut() {
+        for input in Arc::make_mut(&mut self.graph[consumer]).inputs.iter_mut() {
             if *input == old {
                 *input = new;
             }

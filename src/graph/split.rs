@@ -8,6 +8,7 @@ use crate::error::{Error, Result};
 use petgraph::stable_graph::NodeIndex;
 use petgraph::visit::EdgeRef;
 use petgraph::Direction;
+use std::sync::Arc;
 
 impl SweepGraph {
     /// The batch a half-batch rewrite splits (see the module documentation); `None` for
@@ -70,14 +71,14 @@ impl SweepGraph {
             let cost = self
                 .batch_cost(task.op, task.site, half.len())
                 .expect("env and sketch have a batch cost");
-            let part = self.graph.add_node(Task {
+            let part = self.graph.add_node(Arc::new(Task {
                 cols: Some(half),
                 within: Some(task.within.unwrap_or(cols)),
                 flops: cost.flops,
                 work: cost.work,
                 peak_bytes: cost.peak_bytes,
-                ..task.clone()
-            });
+                ..(*task).clone()
+            }));
             for &(source, id) in &incoming {
                 self.graph.add_edge(source, part, id);
             }

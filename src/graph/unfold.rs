@@ -7,6 +7,7 @@ use crate::error::{Error, Result};
 use petgraph::stable_graph::NodeIndex;
 use petgraph::visit::EdgeRef;
 use petgraph::Direction;
+use std::sync::Arc;
 
 impl SweepGraph {
     /// Removes the fold node `node` and rewires its readers to its inputs, with the unfolded
@@ -40,7 +41,7 @@ impl SweepGraph {
             let cost = self
                 .batch_cost(op, site, width)
                 .expect("W is read by sketch and project tasks, which have a batch cost");
-            let task = &mut self.graph[reader];
+            let task = Arc::make_mut(&mut self.graph[reader]);
             task.inputs
                 .retain(|id| !matches!(id, DataId::Folded { .. }));
             task.inputs.extend(&fold.inputs);

@@ -9,11 +9,12 @@ use super::exchange_plan::exchanges;
 use super::localize::{brings_input, crossings, moving_task};
 use super::{Crossing, Exchange, RankLayout};
 use crate::error::Result;
-use crate::graph::{DataId, Op, SweepGraph};
+use crate::graph::{DataId, Op, SweepGraph, Task};
 use petgraph::stable_graph::{EdgeIndex, NodeIndex};
 use petgraph::visit::{EdgeRef, IntoEdgeReferences};
 use petgraph::Direction;
 use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
 
 /// The run of several ranks as one graph, with the exchanges a run of as many ranks makes.
 #[derive(Clone, Debug)]
@@ -37,7 +38,7 @@ pub fn across_nodes(graph: &SweepGraph, ranks: usize) -> Result<AcrossNodes> {
     let mut whole = graph.clone();
     whole.ranks = ranks;
     for node in graph.graph.node_indices() {
-        whole.graph[node].rank = owner(node);
+        Arc::make_mut(&mut whole.graph[node]).rank = owner(node);
     }
     let exchanges = exchanges(graph, &crossings(graph, &owner));
     let by_value = edges_by_value(graph);
@@ -83,7 +84,7 @@ fn add_messages(
         .collect();
     let mut send = moving_task(crossing, Op::Send, crossing.device);
     send.rank = crossing.from;
-    let send = whole.graph.add_node(send);
+    let send = whole.graph.add_node(Arc::new(send));
     for &maker in &crossing.makers {
         whole.graph.add_edge(maker, send, id);
     }
@@ -98,7 +99,7 @@ fn add_messages(
         readers.dedup();
         let mut receive = moving_task(crossing, Op::Receive, whole.graph[readers[0]].device);
         (receive.inputs, receive.outputs, receive.rank) = (vec![id], vec![], to);
-        let receive = whole.graph.add_node(receive);
+        let receive = whole.graph.add_node(Arc::new(receive));
         whole.graph.add_edge(send, receive, id);
         for reader in readers {
             whole.graph.add_edge(receive, reader, id);
@@ -142,10 +143,10 @@ fn read_inputs_on_every_rank(
             let source = if rank == owner(input) {
                 input
             } else {
-                let mut copy = graph.graph[input].clone();
+                let mut copy = Task::clone(&graph.graph[input]);
                 (copy.inputs, copy.outputs, copy.peak_bytes) = (vec![], vec![], 0);
                 (copy.rank, copy.device) = (rank, whole.graph[readers[0]].device);
-                let copy = whole.graph.add_node(copy);
+                let copy = whole.graph.add_node(Arc::new(copy));
                 copies.entry(input).or_default().push((rank, copy));
                 copy
             };

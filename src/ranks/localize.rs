@@ -11,6 +11,7 @@ use petgraph::stable_graph::{NodeIndex, StableDiGraph};
 use petgraph::visit::{EdgeRef, IntoEdgeReferences};
 use petgraph::Direction;
 use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
 
 /// What one rank runs of a sweep graph.
 #[derive(Clone, Debug)]
@@ -52,7 +53,7 @@ impl RankGraph {
             local.graph.remove_node(node);
         }
         for (node, device) in copies {
-            local.graph[node].device = device;
+            Arc::make_mut(&mut local.graph[node]).device = device;
         }
         let gathered_here = gathered_to(&exchanges, layout.rank);
         let in_place_values = in_place_values(&exchanges);
@@ -222,7 +223,7 @@ fn add_receive(local: &mut SweepGraph, crossing: &Crossing, readers: &[NodeIndex
     let device = local.graph[readers[0]].device;
     let receive = local
         .graph
-        .add_node(moving_task(crossing, Op::Receive, device));
+        .add_node(Arc::new(moving_task(crossing, Op::Receive, device)));
     for &reader in readers {
         local.graph.add_edge(receive, reader, crossing.id);
     }
@@ -262,7 +263,7 @@ fn add_in_place_receive(local: &mut SweepGraph, exchange: &Exchange, rank: usize
     task.outputs = gathers.iter().map(|&(_, id)| id).collect();
     let others = exchange.values.iter().filter(|c| c.from != rank);
     task.moved_bytes = others.map(|c| c.bytes).sum();
-    let receive = local.graph.add_node(task);
+    let receive = local.graph.add_node(Arc::new(task));
     for &(gather, id) in &gathers {
         let readers: Vec<NodeIndex> = local
             .graph
@@ -322,7 +323,7 @@ fn after_own_parts(
 /// For each task that needs, itself or through the tasks before it, a value another rank
 /// sends: the latest place in the run's order (`position`) of an exchange that brings one.
 fn latest_exchanges(
-    graph: &StableDiGraph<Task, DataId>,
+    graph: &StableDiGraph<Arc<Task>, DataId>,
     position: &HashMap<DataId, usize>,
 ) -> HashMap<NodeIndex, usize> {
     let order = toposort(graph, None).expect("a rank's graph has no cycle");
@@ -340,7 +341,10 @@ fn latest_exchanges(
 }
 
 /// The compute tasks that read what `node` makes, directly or through tasks that move it.
-fn compute_readers(graph: &StableDiGraph<Task, DataId>, node: NodeIndex) -> HashSet<NodeIndex> {
+fn compute_readers(
+    graph: &StableDiGraph<Arc<Task>, DataId>,
+    node: NodeIndex,
+) -> HashSet<NodeIndex> {
     let mut readers = HashSet::new();
     let mut next = vec![node];
     while let Some(from) = next.pop() {
@@ -359,7 +363,7 @@ fn compute_readers(graph: &StableDiGraph<Task, DataId>, node: NodeIndex) -> Hash
 fn add_send(local: &mut SweepGraph, crossing: &Crossing) {
     let send = local
         .graph
-        .add_node(moving_task(crossing, Op::Send, crossing.device));
+        .add_node(Arc::new(moving_task(crossing, Op::Send, crossing.device)));
     for &maker in &crossing.makers {
         local.graph.add_edge(maker, send, crossing.id);
     }

@@ -459,9 +459,11 @@ impl Dispatcher {
         let task = &self.graph.graph[node].clone();
         self.finished[node.index()] = true;
         self.store.finish(task, outputs);
-        let now = self.clock.now();
-        self.log
-            .sample_memory(now, self.store.in_use(), self.governor.pool_usages());
+        if self.options.samples_memory {
+            let now = self.clock.now();
+            self.log
+                .sample_memory(now, self.store.in_use(), self.governor.pool_usages());
+        }
         self.release_fetched(task);
         if task.lane == Lane::Compute {
             self.compute_left.remove(&(task.step, node.index()));

@@ -11,6 +11,7 @@ use crate::store::Value;
 use crossbeam_channel::{unbounded, Receiver, RecvTimeoutError, Sender};
 use petgraph::stable_graph::NodeIndex;
 use std::collections::HashMap;
+use std::sync::Arc;
 use std::thread::Scope;
 use std::time::{Duration, Instant};
 
@@ -18,7 +19,7 @@ use std::time::{Duration, Instant};
 /// device blocks allocated for it.
 pub(crate) struct Job {
     pub node: NodeIndex,
-    pub task: Task,
+    pub task: Arc<Task>,
     pub inputs: Vec<Value>,
     pub blocks: Vec<Block>,
 }
@@ -160,7 +161,7 @@ fn worker(executor: &dyn Executor, jobs: Receiver<Job>, done: Sender<Done>) {
 /// backend primitives took.
 pub(super) fn run_job(executor: &dyn Executor, job: Job) -> Done {
     let start = Instant::now();
-    let result = execute(executor, job.task, job.inputs, job.blocks);
+    let result = execute(executor, &job.task, job.inputs, job.blocks);
     Done {
         node: job.node,
         result,
@@ -173,11 +174,11 @@ pub(super) fn run_job(executor: &dyn Executor, job: Job) -> Done {
 /// Runs `task`, turning a panic into an error that names it.
 pub(super) fn execute(
     executor: &dyn Executor,
-    task: Task,
+    task: &Task,
     inputs: Vec<Value>,
     blocks: Vec<Block>,
 ) -> Result<Vec<Value>> {
-    let run = std::panic::AssertUnwindSafe(|| executor.execute(&task, inputs, blocks));
+    let run = std::panic::AssertUnwindSafe(|| executor.execute(task, inputs, blocks));
     std::panic::catch_unwind(run).unwrap_or_else(|panic| {
         Err(Error::Invalid(format!(
             "task {task} failed: {}",

@@ -75,6 +75,9 @@ pub(crate) struct SchedOptions {
     pub spare_memory_by_step: Option<BTreeMap<usize, Spare>>,
     /// Told of every finished task (`None`: nobody listens).
     pub progress: Option<Arc<dyn Progress>>,
+    /// Whether the log samples the memory held after every task (a trace's counters; the
+    /// report needs only the peaks, which are kept either way).
+    pub samples_memory: bool,
 }
 
 impl Default for SchedOptions {
@@ -86,6 +89,7 @@ impl Default for SchedOptions {
             disk_rates: DiskRates::default(),
             spare_memory_by_step: None,
             progress: None,
+            samples_memory: true,
         }
     }
 }

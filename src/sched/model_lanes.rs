@@ -86,7 +86,7 @@ impl Lanes for ModelLanes<'_> {
         let start = self.clock.now();
         let seconds = self.timer.seconds(&job.task).max(0.0);
         let end = start + Duration::from_secs_f64(seconds);
-        let result = execute(self.executor, job.task, job.inputs, job.blocks);
+        let result = execute(self.executor, &job.task, job.inputs, job.blocks);
         self.running.push(Reverse((end, self.ends.len() as u64)));
         self.ends.push(Some(Done {
             node: job.node,

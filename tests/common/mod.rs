@@ -68,19 +68,29 @@ pub fn engine_for(
     scratch: &Path,
     tiering: Tiering,
 ) -> Engine {
+    builder_for(options, device, host, scratch, tiering)
+        .build()
+        .unwrap()
+}
+
+/// The builder of [`engine_for`]'s engine, for a test that sets more.
+pub fn builder_for(
+    options: Options,
+    device: u64,
+    host: u64,
+    scratch: &Path,
+    tiering: Tiering,
+) -> srcflow::EngineBuilder {
     let budgets = Budgets {
         device,
         host,
         disk: PLENTY,
         scratch_dir: scratch.to_path_buf(),
     };
-    srcflow::EngineBuilder::new(options)
-        .tiering(Tiering {
-            budgets: Some(budgets),
-            ..tiering
-        })
-        .build()
-        .unwrap()
+    srcflow::EngineBuilder::new(options).tiering(Tiering {
+        budgets: Some(budgets),
+        ..tiering
+    })
 }
 
 /// The plan `engine` makes for `stack`.
