@@ -1,10 +1,11 @@
-//! Sizes and rates as users type them: `36GB` (decimal), `36GiB` (binary), `200MB/s`.
+//! Sizes and rates as users type them: `36GB` (decimal), `36GiB` or `36G` (binary), `200MB/s`.
 
 use crate::error::{Error, Result};
 use std::fmt;
 use std::str::FromStr;
 
-/// A number of bytes, parsed from text like `36GB`, `36GiB`, `512MiB`, `1.5TB` or `4096`.
+/// A number of bytes, parsed from text like `36GB`, `36GiB`, `36G`, `512MiB`, `1.5TB` or
+/// `4096`: a unit of one letter is binary (`36G` is `36GiB`), as coreutils and Slurm read it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub struct ByteSize(pub u64);
 
@@ -13,7 +14,7 @@ pub struct ByteSize(pub u64);
 pub struct Bandwidth(pub f64);
 
 /// Units a size may carry, with their multipliers (matched case-insensitively).
-const UNITS: [(&str, f64); 11] = [
+const UNITS: [(&str, f64); 16] = [
     ("b", 1.0),
     ("kb", 1e3),
     ("mb", 1e6),
@@ -25,13 +26,38 @@ const UNITS: [(&str, f64); 11] = [
     ("gib", 1024.0 * 1024.0 * 1024.0),
     ("tib", 1024.0 * 1024.0 * 1024.0 * 1024.0),
     ("pib", 1024.0 * 1024.0 * 1024.0 * 1024.0 * 1024.0),
+    ("k", 1024.0),
+    ("m", 1024.0 * 1024.0),
+    ("g", 1024.0 * 1024.0 * 1024.0),
+    ("t", 1024.0 * 1024.0 * 1024.0 * 1024.0),
+    ("p", 1024.0 * 1024.0 * 1024.0 * 1024.0 * 1024.0),
 ];
+
+/// The smallest number a budget may be given as without a unit: below it, a bare number (`60`
+/// bytes) is a unit forgotten, not a budget meant.
+const UNITLESS_BUDGET_MIN: f64 = 1e6;
+
+impl ByteSize {
+    /// A memory or disk budget from text: a size as [`ByteSize`] reads it, where a bare number
+    /// under a million (`--host-memory 60`) is refused as a unit left out.
+    pub fn budget(text: &str) -> Result<ByteSize> {
+        let size: ByteSize = text.parse()?;
+        let unitless = text.trim().chars().all(|c| c.is_ascii_digit() || c == '.');
+        if unitless && (size.0 as f64) < UNITLESS_BUDGET_MIN {
+            return Err(Error::Invalid(format!(
+                "'{text}' has no unit, and {text} bytes cannot be meant as a budget: give one, \
+                 as in {text}MB, {text}GB or {text}GiB"
+            )));
+        }
+        Ok(size)
+    }
+}
 
 impl FromStr for ByteSize {
     type Err = Error;
 
     fn from_str(text: &str) -> Result<Self> {
-        let bytes = parse_amount(text, "a size like 36GB, 36GiB or 4096")?;
+        let bytes = parse_amount(text, "a size like 36GB, 36GiB, 36G or 4096")?;
         Ok(ByteSize(bytes.round() as u64))
     }
 }
@@ -124,6 +150,22 @@ mod tests {
         assert_eq!(size("2mib"), 2 << 20);
         assert_eq!(size("2PB"), 2_000_000_000_000_000);
         assert_eq!(size("1PiB"), 1 << 50);
+        assert_eq!(size("60M"), 60 << 20);
+        assert_eq!(size("60m"), 60 << 20);
+        assert_eq!(size("2G"), 2 << 30);
+        assert_eq!(size("1k"), 1024);
+    }
+
+    #[test]
+    fn a_budget_without_a_unit_is_refused_below_a_million() {
+        let err = ByteSize::budget("60").unwrap_err().to_string();
+        assert!(
+            err.contains("'60' has no unit") && err.contains("60MB"),
+            "{err}"
+        );
+        assert_eq!(ByteSize::budget("60B").unwrap().0, 60);
+        assert_eq!(ByteSize::budget("2000000").unwrap().0, 2_000_000);
+        assert_eq!(ByteSize::budget("60MB").unwrap().0, 60_000_000);
     }
 
     #[test]

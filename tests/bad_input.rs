@@ -196,10 +196,9 @@ fn nan_in_a_core_is_named() {
     let mut core = tensor(vec![2, 2, 2], 1.0);
     core.data_mut()[5] = C64::new(f64::NAN, 0.0);
     npy::write(&dir.join("psi/00001.npy"), &core).unwrap();
-    assert_mentions(
-        &run_fails(&dir, "8"),
-        &["layer 'psi', site 1", "element 5", "NaN"],
-    );
+    let err = run_fails(&dir, "8");
+    assert_mentions(&err, &["layer 'psi', site 1", "element 5", "NaN"]);
+    assert!(!err.contains("read["), "no internal task names: {err}");
 }
 
 /// A NaN in the middle layer of a depth-3 stack (the NumPy fixture `depth3_float64`), read
@@ -287,9 +286,13 @@ fn a_missing_folder_for_the_output_trace_or_graph_is_named_and_not_made() {
     let (out, missing_out) = (out.to_str().unwrap(), missing.join("out"));
     let trace = missing.join("run.json");
     let cases = [
-        ("--out", missing_out.to_str().unwrap(), "output"),
-        ("--trace", trace.to_str().unwrap(), "trace"),
-        ("--graph-out", trace.to_str().unwrap(), "graph"),
+        ("--out", missing_out.to_str().unwrap(), "output (--out)"),
+        ("--trace", trace.to_str().unwrap(), "trace (--trace)"),
+        (
+            "--graph-out",
+            trace.to_str().unwrap(),
+            "graph (--graph-out)",
+        ),
     ];
     for (flag, path, role) in cases {
         let mut args = vec!["--chi-out", "8", flag, path];

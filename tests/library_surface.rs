@@ -39,6 +39,7 @@ fn a_users_prefetch_policy_decides_the_fetches_and_the_result_is_unchanged() {
         host,
         disk: PLENTY,
         scratch_dir: scratch.path().to_path_buf(),
+        device_follows_host: false,
     };
     let policy = CountingPolicy::default();
     let asked = Arc::clone(&policy.asked);
@@ -107,6 +108,7 @@ fn a_cancelled_token_stops_the_run_and_leaves_no_scratch() {
         host,
         disk: PLENTY,
         scratch_dir: scratch.path().to_path_buf(),
+        device_follows_host: false,
     };
     let err = Engine::builder(common::CHI_OUT)
         .budgets(budgets)

@@ -162,6 +162,7 @@ fn every_tier(options: Options, stack: &Stack, scratch: &Path) -> Budgets {
         host,
         disk: PLENTY,
         scratch_dir: scratch.to_path_buf(),
+        device_follows_host: false,
     }
 }
 
@@ -284,6 +285,7 @@ fn a_rank_failing_before_its_sweep_starts_fails_every_rank() {
             host: PLENTY,
             disk: PLENTY,
             scratch_dir: scratch.path().to_path_buf(),
+            device_follows_host: false,
         }),
         ..Tiering::default()
     });

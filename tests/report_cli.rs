@@ -17,6 +17,8 @@ fn the_default_run_reports_the_norm_the_ratio_and_what_oversampling_gives() {
     let text = stdout_of(&[]);
     for part in [
         "norm of the product",
+        "errors below are relative to it",
+        "relative distance to the exact product",
         "ratio",
         "hint: the error is",
         "--oversample 1.5",

@@ -31,6 +31,7 @@ fn budgets(device: u64, host: u64, scratch: &Path) -> Tiering {
             host,
             disk: PLENTY,
             scratch_dir: scratch.to_path_buf(),
+            device_follows_host: false,
         }),
         ..Tiering::default()
     }

@@ -71,6 +71,10 @@ fn an_in_memory_run_takes_the_modelled_compute_time() {
     );
     assert!(report.wall_s >= modelled && report.wall_s <= 1.2 * modelled);
     assert_eq!(log.events.len(), graph.graph.node_count());
+    assert_eq!(
+        report.peak_rss_bytes, None,
+        "the simulator's own memory is not the modelled run's"
+    );
     let again = engine.simulate(&graph, &machine()).unwrap().0;
     assert_eq!(again.wall_s, report.wall_s, "a simulation is deterministic");
     check_trace(&chrome_trace(&graph, &log));

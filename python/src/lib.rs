@@ -1,6 +1,6 @@
 //! `srcflow._core`: srcflow's engine for the Python package `srcflow` (`python/srcflow/`), which
 //! checks arguments as src-method does and calls [`sweep::run`] and [`sweep::graph`] (and
-//! [`check_cuda`]).
+//! [`check_cuda`] and [`trace_report::report`]).
 
 mod arrays;
 mod errors;
@@ -10,6 +10,7 @@ mod request;
 mod session;
 mod site_source;
 mod sweep;
+mod trace_report;
 
 use pyo3::prelude::*;
 
@@ -31,7 +32,7 @@ fn check_cuda() -> PyResult<()> {
     }
 }
 
-/// The module: the two entry points, the exception classes and the log bridge.
+/// The module: the entry points, the exception classes and the log bridge.
 #[pymodule]
 fn _core(module: &Bound<'_, PyModule>) -> PyResult<()> {
     python_logging::install();
@@ -40,6 +41,7 @@ fn _core(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_function(wrap_pyfunction!(sweep::run, module)?)?;
     module.add_function(wrap_pyfunction!(sweep::graph, module)?)?;
     module.add_function(wrap_pyfunction!(check_cuda, module)?)?;
+    module.add_function(wrap_pyfunction!(trace_report::report, module)?)?;
     module.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

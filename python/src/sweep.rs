@@ -45,6 +45,9 @@ pub fn run(
         builder = builder.progress(bar.clone());
     }
     let engine = builder.build().map_err(to_python)?;
+    if let Some(budgets) = &engine.tiering().budgets {
+        budgets.within_machine().map_err(to_python)?;
+    }
     let sink = MemorySink::new(source.shape().output_kind(), source.shape().sites());
     let ran = run_interruptibly(py, &cancel, |watch| {
         let prepared = engine.prepared(source.shape())?;

@@ -3,12 +3,10 @@
 A drop-in for src-method's API (`src`, `apply`, `compress`, `Resources`) over srcflow's
 engine, which plans the sweep as a graph of tasks, spills environments to host memory and
 disk when they do not fit, and writes a Perfetto trace of the run. `run` returns the report
-too; `graph` shows the sweep graph without running it.
+too; `graph` shows the sweep graph without running it; `report` sums a trace up.
 """
 
-from __future__ import annotations
-
-import logging
+import logging as _logging
 
 from ._api import Run, apply, compress, graph, run, src
 from ._core import (
@@ -18,11 +16,12 @@ from ._core import (
     __version__,
 )
 from ._graph import Graph
+from ._report import report
 from ._resources import Resources
 from ._session import Session, default_session
 
 # Stay silent unless the application configures logging.
-logging.getLogger(__name__).addHandler(logging.NullHandler())
+_logging.getLogger(__name__).addHandler(_logging.NullHandler())
 
 __all__ = [
     "BackendUnavailableError",
@@ -37,6 +36,7 @@ __all__ = [
     "compress",
     "default_session",
     "graph",
+    "report",
     "run",
     "src",
 ]

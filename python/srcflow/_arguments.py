@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numbers
+import os
 import re
 import secrets
 from collections.abc import Sequence
@@ -94,6 +95,20 @@ def size(value: object) -> int:
         raise ValueError(f"Expected a size string such as '36GB' or '36GiB', got {value!r}.")
     number, unit = match.groups()
     return int(float(number) * _UNITS[(unit or "B").upper()])
+
+
+def output_file(path: object, name: str) -> str | None:
+    """`path` as a string, or None: checked before any work as a file srcflow may write (or
+    replace), ValueError naming the argument `name` for a folder or a missing parent."""
+    if path is None:
+        return None
+    text = os.fspath(path)
+    if os.path.isdir(text):
+        raise ValueError(f"{name}={text!r} is a folder; {name} takes a file path.")
+    parent = os.path.dirname(os.path.abspath(text))
+    if not os.path.isdir(parent):
+        raise ValueError(f"{name}={text!r}: its folder {parent!r} does not exist.")
+    return text
 
 
 def device_ids(devices: object) -> tuple[int, ...] | None:

@@ -11,15 +11,33 @@ from . import _arguments
 
 @dataclass(frozen=True)
 class Resources:
-    """Memory budgets and scratch space for one call; every field left as None is detected.
+    """Memory budgets and scratch space for one call, as src-method takes them.
 
-    Attributes:
-        gpu_memory: Device memory per device, a byte count or a size string ("36GB",
-            "36GiB"). On the CPU backend it is the simulated device's budget.
-        host_memory: Host memory the run may use (default: 90 % of MemAvailable).
-        scratch_dir: Where environments that fit in neither budget go (default: $TMPDIR);
-            a folder that must exist (srcflow makes no folder it is given).
-        devices: A count n (the first n devices) or a sequence of distinct device ids.
+    Every field left as None is detected when the call runs.
+
+    Parameters
+    ----------
+    gpu_memory : int, str or None, default None
+        Device memory per device: a byte count or a size string ("36GB", "36GiB"). On the
+        CPU backend, the simulated device's budget; None: the host budget.
+    host_memory : int, str or None, default None
+        Host memory the run may use; None: 90 % of MemAvailable. `run` refuses a budget
+        above this machine's memory. When only this is set, a problem too large names it.
+    scratch_dir : str, os.PathLike or None, default None
+        Where environments that fit in neither budget go; None: $TMPDIR. A folder that
+        must exist (srcflow makes no folder it is given).
+    devices : int, sequence of int or None, default None
+        A count n (the first n devices) or distinct device ids; None: device 0.
+
+    Raises
+    ------
+    TypeError, ValueError
+        As src-method raises them for the same fields.
+
+    Examples
+    --------
+    >>> import srcflow
+    >>> tight = srcflow.Resources(gpu_memory="2GB", host_memory="8GiB", scratch_dir="/tmp")
     """
 
     gpu_memory: int | str | None = None

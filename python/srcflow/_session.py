@@ -100,7 +100,21 @@ _default_lock = threading.Lock()
 
 
 def default_session() -> Session:
-    """The process-wide session that calls without ``session=`` use, made on first use."""
+    """The process-wide session that calls without ``session=`` use.
+
+    Made on first use, and made anew after `Session.close` or in a forked child.
+
+    Returns
+    -------
+    Session
+        The default session.
+
+    Examples
+    --------
+    >>> import srcflow
+    >>> srcflow.default_session() is srcflow.default_session()
+    True
+    """
     global _default
     with _default_lock:
         if _default is None or _default.closed:

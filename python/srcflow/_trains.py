@@ -18,9 +18,15 @@ def is_quimb(train: object) -> bool:
     return type(train).__module__.startswith("quimb") and hasattr(train, "L")
 
 
-def from_quimb(train: object) -> list[np.ndarray]:
-    """The site arrays of a quimb MPS or MPO in quimb's default layout (left bond, right bond,
-    then the physical legs: upper before lower), whatever order its tensors hold them in."""
+def from_quimb(train: object, index: int) -> list[np.ndarray]:
+    """The site arrays of a quimb MPS or MPO (train `index` of the stack) in quimb's default
+    layout (left bond, right bond, then the physical legs: upper before lower), whatever order
+    its tensors hold them in; ValueError for a periodic one."""
+    if getattr(train, "cyclic", False):
+        raise ValueError(
+            f"Train {index} is a periodic quimb {type(train).__name__} (cyclic=True): only open "
+            "boundary conditions are supported, as in src-method."
+        )
     sites = train.L
     arrays = []
     for i in range(sites):
@@ -36,13 +42,36 @@ def from_quimb(train: object) -> list[np.ndarray]:
     return arrays
 
 
-def to_quimb(arrays: list[np.ndarray], kind: str) -> object:
-    """A quimb object of `kind` over `arrays`."""
+def quimb_names(trains: Sequence, kind: str) -> dict:
+    """The index and tag names the output (of `kind`) keeps, as quimb's `A.apply(B)` keeps
+    B's: those of the train the product acts on (the last, or a leading MPS bra when the
+    output is that bra) when it is a quimb object; quimb's defaults otherwise."""
+    named = trains[0] if kind == "mps" and quimb_kind(trains[-1]) != "mps" else trains[-1]
+    if quimb_kind(named) != kind:
+        return {}
+    if kind == "mps":
+        return {"site_ind_id": named.site_ind_id, "site_tag_id": named.site_tag_id}
+    return {
+        "upper_ind_id": named.upper_ind_id,
+        "lower_ind_id": named.lower_ind_id,
+        "site_tag_id": named.site_tag_id,
+    }
+
+
+def quimb_kind(train: object) -> str | None:
+    """"mps" or "mpo" for a quimb MPS or MPO, None for anything else."""
+    if not is_quimb(train):
+        return None
+    return "mpo" if hasattr(train, "lower_ind_id") else "mps"
+
+
+def to_quimb(arrays: list[np.ndarray], kind: str, names: dict) -> object:
+    """A quimb object of `kind` over `arrays`, with the index and tag names `names`."""
     import quimb.tensor as qtn
 
     if kind == "mps":
-        return qtn.MatrixProductState(arrays)
-    return qtn.MatrixProductOperator(arrays)
+        return qtn.MatrixProductState(arrays, **names)
+    return qtn.MatrixProductOperator(arrays, **names)
 
 
 def kind_of(train: Sequence) -> str | None:
@@ -96,29 +125,32 @@ def check_stack(trains: Sequence[Sequence], kinds: list[str | None]) -> None:
 
 
 def read_dtype(site: object, train: int, index: int) -> np.dtype:
-    """The type srcflow reads `site` as: its own floating type, float64 for integers and
-    booleans; TypeError for any other."""
+    """The type srcflow reads `site` as: its own for the four types srcflow computes in,
+    float64 for integers and booleans (as src-method promotes them); TypeError naming the site
+    for any other (float16, longdouble, ...)."""
     dtype = np.dtype(getattr(site, "dtype", None) or np.asarray(site).dtype)
     if dtype.kind in "biu":
         return np.dtype(np.float64)
-    if dtype.kind == "f" and dtype.itemsize < 4:
-        return np.dtype(np.float32)
     if dtype not in _SUPPORTED:
         raise TypeError(
             f"train {train}, site {index}: srcflow computes in float32, float64, complex64 or "
-            f"complex128, found {dtype}."
+            f"complex128, found {dtype}; convert the site first (for example "
+            f"site.astype(np.{'complex64' if dtype.kind == 'c' else 'float32'}))."
         )
     return dtype
 
 
 def result_dtype(dtypes: list[list[np.dtype]], dtype: object) -> np.dtype:
     """The type a run computes in and returns: the inputs' promoted with an explicit `dtype`
-    (which may promote the result, never demote it), as src-method returns it."""
+    (which may promote the result, never demote it), as src-method returns it; TypeError for
+    an explicit `dtype` that is not one of the four srcflow computes in."""
     result = np.result_type(*(d for train in dtypes for d in train))
     if dtype is not None:
-        result = np.result_type(result, np.dtype(dtype))
-    if result.kind not in "fc":
-        result = np.dtype(np.float64)
-    if result not in _SUPPORTED:
-        raise TypeError(f"dtype {np.dtype(dtype)} is not one srcflow computes in.")
+        asked = np.dtype(dtype)
+        if asked not in _SUPPORTED:
+            raise TypeError(
+                f"dtype={asked.name!r} is not a type srcflow computes in: give float32, "
+                "float64, complex64, complex128 or None (the inputs' type)."
+            )
+        result = np.result_type(result, asked)
     return result

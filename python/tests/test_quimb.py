@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 import quimb.tensor as qtn
 
 import srcflow
@@ -34,3 +35,47 @@ def test_a_quimb_mps_whose_tensors_hold_their_legs_in_another_order_is_read_by_n
         tensor.transpose_(*reversed(tensor.inds))
     out = srcflow.compress(shuffled, 8, seed=2)
     assert np.allclose(out.to_dense(), mps.to_dense(), atol=1e-10)
+
+
+def test_a_quimb_mps_keeps_its_own_index_and_tag_names(rng):
+    psi = qtn.MatrixProductState(
+        random_train(rng, "mps", 6, 2, 3, "complex128"), site_ind_id="s{}", site_tag_id="Q{}"
+    )
+    mpo = qtn.MatrixProductOperator(
+        random_train(rng, "mpo", 6, 2, 2, "complex128"), upper_ind_id="u{}", lower_ind_id="d{}"
+    )
+    out = srcflow.apply(mpo, psi, 6, seed=3)
+    assert (out.site_ind_id, out.site_tag_id) == ("s{}", "Q{}")
+    overlap = psi.H @ out
+    assert np.ndim(overlap) == 0
+    exact = psi.H @ mpo.apply(psi)
+    assert abs(overlap - exact) < 1e-10 * abs(exact)
+
+
+def test_a_quimb_mpo_product_keeps_the_names_of_the_mpo_it_acts_on_as_quimb_does(rng):
+    a = qtn.MatrixProductOperator(
+        random_train(rng, "mpo", 5, 2, 2, "float64"), upper_ind_id="u{}", lower_ind_id="d{}"
+    )
+    b = qtn.MatrixProductOperator(
+        random_train(rng, "mpo", 5, 2, 2, "float64"),
+        upper_ind_id="x{}", lower_ind_id="y{}", site_tag_id="T{}",
+    )
+    out = srcflow.apply(a, b, 8, seed=1)
+    quimb_out = a.apply(b)
+    names = ("upper_ind_id", "lower_ind_id", "site_tag_id")
+    assert [getattr(out, n) for n in names] == ["x{}", "y{}", "T{}"]
+    assert [getattr(quimb_out, n) for n in names[:2]] == ["x{}", "y{}"]
+    assert abs((out.H @ quimb_out) - (quimb_out.H @ quimb_out)) < 1e-9 * abs(quimb_out.H @ quimb_out)
+
+
+def test_a_leading_quimb_bra_keeps_its_names(rng):
+    bra = qtn.MatrixProductState(random_train(rng, "mps", 5, 2, 3, "float64"), site_ind_id="b{}")
+    mpo = random_train(rng, "mpo", 5, 2, 2, "float64")
+    out = srcflow.src(bra, mpo, chi_out=6, seed=2)
+    assert out.site_ind_id == "b{}"
+
+
+def test_a_periodic_quimb_mps_is_refused_by_name():
+    psi = qtn.MPS_rand_state(6, 3, cyclic=True)
+    with pytest.raises(ValueError, match=r"Train 0 is a periodic quimb .*cyclic=True.*open boundary"):
+        srcflow.compress(psi, 4)

@@ -9,14 +9,16 @@ use std::path::PathBuf;
 /// Budgets as the user gave them; each left out is detected.
 #[derive(Clone, Debug, Default, Args)]
 pub struct BudgetArgs {
-    /// Device memory per device, e.g. 36GB or 36GiB (CPU backend default: the host budget).
-    #[arg(long, value_name = "SIZE")]
+    /// Device memory per device, e.g. 36GB, 36GiB or 36G (= GiB) (CPU backend default: the host
+    /// budget).
+    #[arg(long, value_name = "SIZE", value_parser = ByteSize::budget)]
     device_memory: Option<ByteSize>,
-    /// Host memory for the run (default: 90 % of MemAvailable).
-    #[arg(long, value_name = "SIZE")]
+    /// Host memory for the run, e.g. 60GB (default: 90 % of MemAvailable); `run` refuses one
+    /// above this machine's memory.
+    #[arg(long, value_name = "SIZE", value_parser = ByteSize::budget)]
     host_memory: Option<ByteSize>,
     /// Scratch disk space (default: 95 % of the free space under the scratch directory).
-    #[arg(long, value_name = "SIZE")]
+    #[arg(long, value_name = "SIZE", value_parser = ByteSize::budget)]
     disk_space: Option<ByteSize>,
     /// Where spilled environments go (default: $TMPDIR, else /tmp).
     #[arg(long, value_name = "DIR")]

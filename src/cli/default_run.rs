@@ -40,10 +40,19 @@ pub fn run(verbose: bool) -> Result<()> {
     let error = distance(&output, &exact)?;
     let optimum = distance(&truncate_svd(&exact, CHI_OUT)?, &exact)?;
     println!();
-    println!("norm of the product            {:.6e}", norm(&exact));
-    println!("distance to the exact product  {error:.3e}");
+    let scale = norm(&exact);
     println!(
-        "truncated-SVD error (optimum)  {optimum:.3e}   ratio {:.2}",
+        "norm of the product            {scale:.6e}   (random cores of {} sites multiply to a \
+         small norm: the errors below are relative to it)",
+        spec.sites
+    );
+    println!(
+        "relative distance to the exact product  {:.3e}",
+        error / scale
+    );
+    println!(
+        "truncated-SVD relative error (optimum)  {:.3e}   ratio {:.2}",
+        optimum / scale,
         error / optimum
     );
     if error / optimum > HINT_ABOVE {

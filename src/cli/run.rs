@@ -6,7 +6,7 @@ use super::problem_args::ProblemArgs;
 use super::{print_report, ReportStyle};
 use clap::Args;
 use srcflow::engine::MemorySink;
-use srcflow::io::{existing_parent, fresh_path, OutputDir};
+use srcflow::io::{fresh_path, output_file, OutputDir};
 use srcflow::ranks::Transport;
 use srcflow::sched::{RunLog, SweepProgressBar};
 use srcflow::store::clean_stale;
@@ -21,7 +21,8 @@ use std::sync::Arc;
 pub struct RunArgs {
     #[command(flatten)]
     problem: ProblemArgs,
-    /// Output directory; must not exist. Written to a temporary name and renamed at the end.
+    /// Output directory; must not exist (srcflow never replaces results). Written to a
+    /// temporary name and renamed at the end.
     #[arg(long)]
     out: PathBuf,
     /// Seed of the random sketches.
@@ -30,11 +31,14 @@ pub struct RunArgs {
     /// Kernel threads (0: one per core).
     #[arg(long, default_value_t = 0)]
     threads: usize,
-    /// Write a Chrome trace of the run (open it in ui.perfetto.dev or chrome://tracing).
+    /// Write a Chrome trace of the run (open it in ui.perfetto.dev or chrome://tracing),
+    /// replacing a file there; a folder, or a missing folder above it, is refused before the
+    /// run starts.
     #[arg(long, value_name = "FILE")]
     trace: Option<PathBuf>,
     /// Write the sweep graph as the run left it, with any half-batch rewrites of the memory
-    /// governor (under mpirun, rank 0's part): DOT when FILE ends in .dot, else JSON.
+    /// governor (under mpirun, rank 0's part): DOT when FILE ends in .dot, else JSON. Replaces
+    /// a file there, as --trace does.
     #[arg(long, value_name = "FILE")]
     graph_out: Option<PathBuf>,
     #[command(flatten)]
@@ -52,10 +56,14 @@ pub fn run(args: RunArgs) -> Result<()> {
 /// Runs the problem alone, or as rank 0 of `ranks`: writes the output, trace and graph and
 /// prints the report.
 fn run_writing(args: RunArgs, ranks: Option<Arc<dyn Transport>>) -> Result<()> {
-    fresh_path(&args.out, "output")?;
-    for (path, role) in [(&args.trace, "trace"), (&args.graph_out, "graph")] {
+    fresh_path(&args.out, "output (--out)")?;
+    let files = [
+        (&args.trace, "trace (--trace)"),
+        (&args.graph_out, "graph (--graph-out)"),
+    ];
+    for (path, role) in files {
         if let Some(path) = path {
-            existing_parent(path, role)?;
+            output_file(path, role)?;
         }
     }
     let cancel = cancel_on_ctrl_c()?;
@@ -69,6 +77,7 @@ fn run_writing(args: RunArgs, ranks: Option<Arc<dyn Transport>>) -> Result<()> {
         .cancel(cancel)
         .trace(args.trace.is_some())
         .build()?;
+    host_budget_within_machine(&engine)?;
     if let Some(budgets) = &engine.tiering().budgets {
         let removed = clean_stale(&budgets.scratch_dir);
         if removed > 0 {
@@ -104,6 +113,14 @@ fn run_writing(args: RunArgs, ranks: Option<Arc<dyn Transport>>) -> Result<()> {
     Ok(())
 }
 
+/// Refuses a host budget given above this machine's memory, before any work.
+fn host_budget_within_machine(engine: &Engine) -> Result<()> {
+    match &engine.tiering().budgets {
+        Some(budgets) => budgets.within_machine(),
+        None => Ok(()),
+    }
+}
+
 /// Runs a rank after the first: its share of the devices, with no output of its own; then
 /// waits for rank 0 to say whether it wrote the output.
 fn run_helping(args: RunArgs, ranks: Arc<dyn Transport>) -> Result<()> {
@@ -114,6 +131,7 @@ fn run_helping(args: RunArgs, ranks: Arc<dyn Transport>) -> Result<()> {
         .cancel(cancel)
         .trace(args.trace.is_some())
         .build()?;
+    host_budget_within_machine(&engine)?;
     let graph = engine.prepared(problem.shape())?.graph;
     let nothing = MemorySink::new(graph.output_kind(), graph.sites());
     let (_, log) = engine.run_graph_logged(&graph, &problem, &nothing)?;

@@ -31,7 +31,8 @@ pub struct SimulateArgs {
     /// whole arrives in place, with no decode and no all-gather on the devices).
     #[arg(long, default_value_t = 1, value_name = "R")]
     ranks: usize,
-    /// Write a Chrome trace of the simulated run.
+    /// Write a Chrome trace of the simulated run, replacing a file there (checked before the
+    /// simulation, as `run --trace`).
     #[arg(long, value_name = "FILE")]
     trace: Option<PathBuf>,
     #[command(flatten)]
@@ -40,6 +41,9 @@ pub struct SimulateArgs {
 
 /// Runs `srcflow simulate`.
 pub fn run(args: SimulateArgs) -> Result<()> {
+    if let Some(path) = &args.trace {
+        srcflow::io::output_file(path, "trace (--trace)")?;
+    }
     let machine = MachineModel::read(&args.model)?;
     let (problem, engine) = args.problem.open(0, args.threads)?;
     let engine = engine.build()?;
@@ -57,5 +61,11 @@ pub fn run(args: SimulateArgs) -> Result<()> {
         write_chrome_trace(path, &ranked.graph, &log)?;
     }
     print_report(&report, args.report);
+    if !args.report.json {
+        println!(
+            "(simulated: peak memory is the data the modelled sweep holds on each tier; a real \
+             run's process adds the program and its kernels' workspaces)"
+        );
+    }
     Ok(())
 }

@@ -75,15 +75,17 @@ fn stream_of(op: Op) -> Stream {
     }
 }
 
-/// `error`, prefixed with `task` where its message does not name the task already; a device
-/// allocator's out-of-memory becomes the task's, which the memory governor recovers from.
+/// `error`, prefixed with the site and kernel of `task` where its message does not say
+/// already where it happened (a read or write names its train or file and site itself); a
+/// device allocator's out-of-memory becomes the task's, which the memory governor recovers from.
 fn naming(task: &Task, error: Error) -> Error {
     let name = task.to_string();
+    let names_itself = matches!(task.op, Op::ReadSite { .. } | Op::WriteSite);
     let named = |message: String| {
-        if message.contains(&name) {
+        if names_itself || message.contains(&name) {
             message
         } else {
-            format!("{name}: {message}")
+            format!("site {}, {} kernel: {message}", task.site, task.op.name())
         }
     };
     match error {

@@ -513,6 +513,8 @@ impl Engine {
         let wall = log.events.iter().map(|e| e.end).fold(0.0, f64::max);
         let mut report = Report::new(graph, &log, wall, self.backend());
         report.backend = format!("model: {}", machine.name);
+        // The simulator's own resident memory says nothing of the modelled run's.
+        report.peak_rss_bytes = None;
         let ran = log.graph_after.as_ref().unwrap_or(graph);
         report.model_coverage = crate::sim::coverage(&machine, ran, &log.threads_per_device);
         Ok((report, log))

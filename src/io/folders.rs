@@ -36,6 +36,22 @@ pub fn existing_parent(path: &Path, role: &str) -> Result<()> {
     existing_folder(parent, &format!("folder of the {role} {}", path.display()))
 }
 
+/// Checks that `path` (the user's `role` for it, such as "trace (--trace)") can be written as a
+/// file before any work: its folder exists and it is not itself a folder. A file already
+/// there is replaced.
+pub fn output_file(path: &Path, role: &str) -> Result<()> {
+    existing_parent(path, role)?;
+    if path.is_dir() {
+        return Err(refused(
+            path,
+            ErrorKind::IsADirectory,
+            role,
+            "is a folder; give a file path",
+        ));
+    }
+    Ok(())
+}
+
 /// Checks that `path` (the user's `role` for it) is new, in a folder that exists: what a
 /// directory srcflow writes atomically needs, checked before any work.
 pub fn fresh_path(path: &Path, role: &str) -> Result<()> {
@@ -54,6 +70,26 @@ fn refused(folder: &Path, kind: ErrorKind, role: &str, what: &str) -> Error {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_output_file_that_is_a_folder_or_in_a_missing_one_is_refused_by_name() {
+        let dir = tempfile::tempdir().unwrap();
+        let err = output_file(dir.path(), "trace (--trace)")
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("the trace (--trace) is a folder"), "{err}");
+        let lost = dir.path().join("no/such/run.json");
+        let err = output_file(&lost, "trace (--trace)")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("trace (--trace)") && err.contains("does not exist"),
+            "{err}"
+        );
+        let file = dir.path().join("run.json");
+        std::fs::write(&file, "old").unwrap();
+        assert!(output_file(&file, "trace (--trace)").is_ok());
+    }
 
     #[test]
     fn a_missing_or_file_folder_is_refused_by_name() {

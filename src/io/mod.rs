@@ -7,7 +7,7 @@ mod output;
 mod problem;
 mod staging;
 
-pub use folders::{existing_folder, existing_parent, fresh_path};
+pub use folders::{existing_folder, existing_parent, fresh_path, output_file};
 pub use manifest::{LayerEntry, Manifest, FORMAT};
 pub use output::OutputDir;
 pub use problem::ProblemDir;

@@ -1,6 +1,7 @@
 //! `Budgets`: how much device memory, host memory and scratch disk a run may use.
 
 use crate::error::{Error, Result};
+use crate::ByteSize;
 use serde::Serialize;
 use std::path::{Path, PathBuf};
 
@@ -15,6 +16,10 @@ pub struct Budgets {
     pub disk: u64,
     /// Directory under which the run's scratch directory is made.
     pub scratch_dir: PathBuf,
+    /// Whether `device` was left out and is the host budget: a device budget too small is then
+    /// reported as the host budget's, the one the user set.
+    #[serde(skip)]
+    pub device_follows_host: bool,
 }
 
 impl Budgets {
@@ -45,23 +50,53 @@ impl Budgets {
             host,
             disk,
             scratch_dir,
+            device_follows_host: device.is_none(),
         })
+    }
+
+    /// Refuses a host budget above this machine's memory (`MemTotal`): a run cannot keep it,
+    /// and it is most often a unit mistyped (`1PB`).
+    pub fn within_machine(&self) -> Result<()> {
+        let total = meminfo_bytes("MemTotal")?;
+        if self.host <= total {
+            return Ok(());
+        }
+        Err(Error::Invalid(format!(
+            "the host budget `Budgets::host` of {} is more than this machine's memory ({}); \
+             give at most that",
+            ByteSize(self.host),
+            ByteSize(total)
+        )))
+    }
+
+    /// The setting to raise when the device budget is too small: the device budget's, or the
+    /// host budget's when the device budget was left out and follows it.
+    pub(crate) fn device_setting(&self) -> &'static str {
+        match self.device_follows_host {
+            true => "`Budgets::host` (the device budget, left out, is the host budget)",
+            false => "`Budgets::device`",
+        }
     }
 }
 
 /// `MemAvailable` from `/proc/meminfo`, in bytes.
 pub(crate) fn available_memory() -> Result<u64> {
+    meminfo_bytes("MemAvailable")
+}
+
+/// The field `name` of `/proc/meminfo`, in bytes.
+fn meminfo_bytes(name: &str) -> Result<u64> {
     let path = Path::new("/proc/meminfo");
     let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
     text.lines()
-        .find_map(|line| line.strip_prefix("MemAvailable:"))
+        .find_map(|line| line.strip_prefix(name)?.strip_prefix(':'))
         .and_then(|rest| rest.trim().strip_suffix("kB"))
         .and_then(|kb| kb.trim().parse::<u64>().ok())
         .map(|kb| kb * 1024)
         .ok_or_else(|| {
-            Error::Invalid(
-                "cannot read MemAvailable from /proc/meminfo; give the host budget".into(),
-            )
+            Error::Invalid(format!(
+                "cannot read {name} from /proc/meminfo; give the host budget"
+            ))
         })
 }
 

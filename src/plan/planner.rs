@@ -214,22 +214,20 @@ fn place(
             ..profile.combined
         };
         let demote = if profile.device.bytes > budgets.device {
+            let device = Shortfall::new("device memory", budgets.device_setting());
             demote_oldest(
                 &mut tiers,
                 Tier::Host,
-                "device",
+                device,
                 profile.device,
                 budgets.device,
             )
         } else if process_peak > budgets.host {
-            demote_oldest(&mut tiers, Tier::Disk, "host", host_peak, budgets.host)
+            let host = Shortfall::new("host memory", "`Budgets::host`");
+            demote_oldest(&mut tiers, Tier::Disk, host, host_peak, budgets.host)
         } else if profile.disk.bytes > budgets.disk {
-            Err(shortfall(
-                "disk",
-                profile.disk,
-                budgets.disk,
-                "scratch disk",
-            ))
+            let disk = Shortfall::new("scratch disk", "`Budgets::disk`");
+            Err(disk.refusal(profile.disk, budgets.disk))
         } else {
             let env_bytes = (0..envs)
                 .map(|site| base.env_bytes(site, full_cols(base)))
@@ -262,7 +260,7 @@ fn full_cols(graph: &SweepGraph) -> crate::graph::Cols {
 fn demote_oldest(
     tiers: &mut [Tier],
     to: Tier,
-    tier: &str,
+    short: Shortfall,
     peak: Peak,
     budget: u64,
 ) -> std::result::Result<(), Refusal> {
@@ -271,29 +269,39 @@ fn demote_oldest(
             *slot = to;
             Ok(())
         }
-        None => Err(shortfall(tier, peak, budget, &format!("{tier} memory"))),
+        None => Err(short.refusal(peak, budget)),
     }
 }
 
-/// The refusal of a problem that cannot fit a budget: where, how much, and what to change.
-fn shortfall(tier: &str, peak: Peak, budget: u64, what: &str) -> Refusal {
-    let setting = match tier {
-        "device" => "`Budgets::device`",
-        "host" => "`Budgets::host`",
-        _ => "`Budgets::disk`",
-    };
-    let error = Error::Invalid(format!(
-        "the problem does not fit: at site {} ({} kernel) the {what} needs {}, {} more than \
-         the budget of {}, even with every environment that can move off it moved and the \
-         batch as small as it helps; raise {setting} or lower `GraphOptions::chi_out`",
-        peak.site,
-        peak.kernel,
-        ByteSize(peak.bytes),
-        ByteSize(peak.bytes.saturating_sub(budget)),
-        ByteSize(budget)
-    ));
-    Refusal {
-        needed: peak.bytes,
-        error,
+/// A budget a plan may fall short of: what it bounds and the setting that raises it.
+struct Shortfall {
+    what: &'static str,
+    setting: &'static str,
+}
+
+impl Shortfall {
+    /// The shortfall of `what` (device memory, …), raised by `setting`.
+    fn new(what: &'static str, setting: &'static str) -> Self {
+        Shortfall { what, setting }
+    }
+
+    /// The refusal of a problem whose `peak` does not fit `budget`: where, how much, and what
+    /// to change.
+    fn refusal(&self, peak: Peak, budget: u64) -> Refusal {
+        let (what, setting) = (self.what, self.setting);
+        let error = Error::Invalid(format!(
+            "the problem does not fit: at site {} ({} kernel) the {what} needs {}, {} more than \
+             the budget of {}, even with every environment that can move off it moved and the \
+             batch as small as it helps; raise {setting} or lower `GraphOptions::chi_out`",
+            peak.site,
+            peak.kernel,
+            ByteSize(peak.bytes),
+            ByteSize(peak.bytes.saturating_sub(budget)),
+            ByteSize(budget)
+        ));
+        Refusal {
+            needed: peak.bytes,
+            error,
+        }
     }
 }

@@ -86,6 +86,7 @@ pub fn builder_for(
         host,
         disk: PLENTY,
         scratch_dir: scratch.to_path_buf(),
+        device_follows_host: false,
     };
     srcflow::EngineBuilder::new(options).tiering(Tiering {
         budgets: Some(budgets),
