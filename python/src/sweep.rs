@@ -45,7 +45,9 @@ pub fn run(
         builder = builder.progress(bar.clone());
     }
     let engine = builder.build().map_err(to_python)?;
-    if let Some(budgets) = &engine.tiering().budgets {
+    // A detected host budget is within the machine; only a given one is checked (this reads
+    // /proc/meminfo, which a loop of small calls should not pay for).
+    if let (Some(budgets), Some(_)) = (&engine.tiering().budgets, request.host_memory) {
         budgets.within_machine().map_err(to_python)?;
     }
     let sink = MemorySink::new(source.shape().output_kind(), source.shape().sites());
