@@ -57,9 +57,35 @@ class Graph:
         return Graph(tasks, summary["batch_cols"], summary["tiers"], dot)
 
     def total_flops(self) -> float:
-        """The flops of every task."""
+        """The real floating-point operations of every task, summed.
+
+        Returns
+        -------
+        float
+            The flops of the sweep.
+
+        Examples
+        --------
+        >>> import quimb.tensor as qtn, srcflow
+        >>> g = srcflow.graph(qtn.MPO_ham_heis(6), qtn.MPS_rand_state(6, 4), chi_out=4)
+        >>> g.total_flops() > 0
+        True
+        """
         return sum(t.flops for t in self.tasks)
 
     def to_dot(self) -> str:
-        """The graph in Graphviz's DOT language."""
+        """The graph in Graphviz's DOT language (``dot -Tsvg`` draws it).
+
+        Returns
+        -------
+        str
+            The DOT text: a node per task, an edge per value passed.
+
+        Examples
+        --------
+        >>> import quimb.tensor as qtn, srcflow
+        >>> g = srcflow.graph(qtn.MPO_ham_heis(6), qtn.MPS_rand_state(6, 4), chi_out=4)
+        >>> g.to_dot().startswith("digraph")
+        True
+        """
         return self._dot

@@ -23,18 +23,27 @@ class Session:
     it (the GIL is released meanwhile; Ctrl-C still interrupts the wait). Threads that should
     compute at once each use a session of their own, and share the machine's cores.
 
-    Use it as a context manager, or call `close()`, to give its threads and memory back::
+    Use it as a context manager, or call `close()`, to give its threads and memory back.
 
-        with srcflow.Session() as session:
-            for step in range(80):
-                psi = srcflow.apply(H, psi, chi_out=64, session=session)
-
+    Notes
+    -----
     Between calls a session holds its backends' threads and at most ``PLANS_KEPT`` plans (the
     task graphs of recent calls); it keeps no large buffers (srcflow's block cache gives them
     back when a call ends). `trim()` forgets the plans. In a process forked from the one that
     made it (multiprocessing's "fork" start method), a session makes new threads on first use;
     fork while no call runs on it (a session busy in another thread at the fork stays busy in
     the child, whose copy of that thread does not exist).
+
+    Examples
+    --------
+    >>> import quimb.tensor as qtn, srcflow
+    >>> U, psi = qtn.MPO_identity(10), qtn.MPS_rand_state(10, bond_dim=8)
+    >>> with srcflow.Session() as session:
+    ...     for step in range(4):
+    ...         psi = srcflow.apply(U, psi, chi_out=8, seed=step, session=session)
+    ...     stats = session.stats()
+    >>> stats["plan_misses"], stats["plan_hits"]  # a plan per pattern of bonds, not per step
+    (2, 2)
     """
 
     #: Plans a session keeps; the least recently used is forgotten past this many.
@@ -62,22 +71,54 @@ class Session:
         return self._core.closed
 
     def close(self) -> None:
-        """Waits for a call under way, then drops the session's threads and plans; calls with
-        it afterwards raise ValueError. Closing twice does nothing."""
+        """Gives the session's threads and plans back.
+
+        Waits for a call under way first. Calls with the session afterwards raise
+        ValueError; closing twice does nothing.
+
+        Examples
+        --------
+        >>> import srcflow
+        >>> session = srcflow.Session()
+        >>> session.close()
+        >>> session.closed
+        True
+        """
         with self._turn:
             self._core.close()
 
     def trim(self) -> None:
-        """Forgets the plans kept and gives cached memory back; the threads stay."""
+        """Forgets the plans kept and gives cached memory back; the threads stay.
+
+        Examples
+        --------
+        >>> import srcflow
+        >>> session = srcflow.Session()
+        >>> session.trim()
+        >>> session.stats()["plans"]
+        0
+        """
         with self._turn:
             self._core.trim()
 
     def stats(self) -> dict:
-        """What the session holds: ``backends`` and ``plans`` kept, ``plan_hits`` and
-        ``plan_misses`` (the calls that found their plan kept and those that planned), and, for
-        the whole process, ``live_bytes`` and ``cached_bytes``: large buffers (1 MiB and up)
-        that srcflow's block cache has in use (output arrays you still hold among them) and
-        keeps for reuse (none between calls)."""
+        """What the session holds, and the process's large buffers.
+
+        Returns
+        -------
+        dict
+            ``backends`` and ``plans`` kept; ``plan_hits`` and ``plan_misses``, the calls
+            that found their plan kept and those that planned; and, for the whole process,
+            ``live_bytes`` and ``cached_bytes``: large buffers (1 MiB and up) that srcflow's
+            block cache has in use (output arrays you still hold among them) and keeps for
+            reuse (none between calls).
+
+        Examples
+        --------
+        >>> import srcflow
+        >>> sorted(srcflow.Session().stats())
+        ['backends', 'cached_bytes', 'live_bytes', 'plan_hits', 'plan_misses', 'plans']
+        """
         backends, plans, hits, misses, live, cached = self._core.stats()
         return {
             "backends": backends,

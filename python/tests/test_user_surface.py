@@ -46,6 +46,15 @@ def test_every_public_function_has_a_numpy_style_docstring(name):
     assert "{" + "sketch_parameters}" not in doc
 
 
+@pytest.mark.parametrize("method", ["close", "trim", "stats", "to_dot", "total_flops"])
+def test_the_public_methods_have_numpy_style_docstrings(method):
+    owner = srcflow.Graph if method in ("to_dot", "total_flops") else srcflow.Session
+    doc = inspect.getdoc(getattr(owner, method))
+    returns = inspect.signature(getattr(owner, method)).return_annotation not in (None, "None")
+    assert ("Returns\n-------" in doc) == returns, method
+    assert "Examples\n--------" in doc, method
+
+
 def test_src_says_how_to_get_near_optimal_results():
     doc = inspect.getdoc(srcflow.src)
     assert "oversample=1.5" in doc and "optimum" in doc and "twice the time" in doc
@@ -54,7 +63,8 @@ def test_src_says_how_to_get_near_optimal_results():
 
 def test_the_docstring_examples_run(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
-    for module in [srcflow._api, srcflow._report, srcflow._session, srcflow._resources]:
+    modules = [srcflow._api, srcflow._report, srcflow._session, srcflow._resources, srcflow._graph]
+    for module in modules:
         failed, attempted = doctest.testmod(module, optionflags=doctest.ELLIPSIS, verbose=False)
         assert attempted > 0 and failed == 0, module.__name__
 
