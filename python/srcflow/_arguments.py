@@ -24,6 +24,10 @@ _UNITS = {
 }
 _SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([KMGT]i?B|B)?\s*$", re.IGNORECASE)
 
+# Below this, a size string without a unit ("60") is a unit forgotten, not a budget meant (as
+# `srcflow run --host-memory` reads it).
+_UNITLESS_MIN = 10**6
+
 # The backend each `device` value selects.
 _BACKENDS = {"cpu": "cpu", "gpu": "cuda"}
 
@@ -83,7 +87,8 @@ def seed(value: object) -> int:
 
 
 def size(value: object) -> int:
-    """A byte count or a size string ("36GB", "36GiB") as bytes."""
+    """A byte count or a size string ("36GB", "36GiB") as bytes; a string without a unit
+    below a million is refused as a unit forgotten."""
     if isinstance(value, bool) or not isinstance(value, int | str):
         raise TypeError(f"Expected a byte count or a size string such as '36GB', got {value!r}.")
     if isinstance(value, int):
@@ -94,6 +99,11 @@ def size(value: object) -> int:
     if match is None:
         raise ValueError(f"Expected a size string such as '36GB' or '36GiB', got {value!r}.")
     number, unit = match.groups()
+    if unit is None and float(number) < _UNITLESS_MIN:
+        raise ValueError(
+            f"'{value.strip()}' has no unit, and {number} bytes cannot be meant as a budget: give "
+            f"one, as in {number}MB, {number}GB or {number}GiB (an int is a byte count)."
+        )
     return int(float(number) * _UNITS[(unit or "B").upper()])
 
 

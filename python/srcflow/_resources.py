@@ -18,10 +18,11 @@ class Resources:
     Parameters
     ----------
     gpu_memory : int, str or None, default None
-        Device memory per device: a byte count or a size string ("36GB", "36GiB"). On the
+        Device memory per device: a byte count or a size string ("36GB", "36GiB"; one without
+        a unit below a million, "60", is refused as a unit forgotten). On the
         CPU backend, the simulated device's budget; None: the host budget.
     host_memory : int, str or None, default None
-        Host memory the run may use; None: 90 % of MemAvailable. `run` refuses a budget
+        Host memory the run may use, as `gpu_memory` takes it; None: 90 % of MemAvailable. `run` refuses a budget
         above this machine's memory. When only this is set, a problem too large names it.
     scratch_dir : str, os.PathLike or None, default None
         Where environments that fit in neither budget go; None: $TMPDIR. A folder that

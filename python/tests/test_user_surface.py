@@ -153,3 +153,10 @@ def test_a_host_budget_alone_too_small_is_named(stack, tmp_path):
 def test_a_host_budget_above_the_machine_is_refused(stack):
     with pytest.raises(ValueError, match=r"host budget `Resources.host_memory` of 1.00 PB is more than"):
         srcflow.apply(*stack, 4, resources=srcflow.Resources(host_memory="1000TB"))
+
+
+def test_a_size_string_without_a_unit_below_a_megabyte_is_refused():
+    with pytest.raises(ValueError, match=r"'60' has no unit"):
+        srcflow.Resources(host_memory="60")
+    assert srcflow.Resources(host_memory="2000000").request()["host_memory"] == 2_000_000
+    assert srcflow.Resources(host_memory=60).request()["host_memory"] == 60  # an int: bytes
