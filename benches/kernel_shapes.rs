@@ -6,6 +6,9 @@
 //! `cargo bench --bench kernel_shapes [-- THREADS]` (default 2) prints one line per case: its
 //! shape, its intensity (flops per byte, complex128) and its rate (best of five).
 
+use rand::{Rng, SeedableRng};
+use rand_distr::StandardNormal;
+use rand_pcg::Pcg64;
 use srcflow::backend::{Backend, CpuBackend, DeviceTensor, Gemm};
 use srcflow::tensor::{Tensor, C64};
 use std::time::Instant;
@@ -24,11 +27,14 @@ fn fastest(mut case: impl FnMut()) -> f64 {
         .fold(f64::MAX, f64::min)
 }
 
-/// A device tensor of `dims` filled with varied values.
+/// A device tensor of `dims` filled with random values (normal real and imaginary parts). Random,
+/// not patterned: a matrix of few distinct columns has low rank, and faer's QR of one runs
+/// several times faster than of a full-rank matrix (a sketch has full rank).
 fn filled(cpu: &CpuBackend, dims: Vec<usize>) -> DeviceTensor {
     let len = dims.iter().product::<usize>();
+    let mut rng = Pcg64::seed_from_u64(len as u64);
     let data = (0..len)
-        .map(|i| C64::new((i % 13) as f64 + 0.1, (i % 7) as f64 - 3.0))
+        .map(|_| C64::new(rng.sample(StandardNormal), rng.sample(StandardNormal)))
         .collect();
     cpu.upload(&Tensor::new(dims, data).expect("dims match").into())
         .expect("the CPU backend uploads")
@@ -123,11 +129,23 @@ fn main() {
         ((128, 128, 128), false),
         ((24576, 512, 24), false),
         ((204800, 8, 8), false),
+        // The three largest GEMMs of an MPO·MPS run (30 sites, bond 96, MPO bond 16).
+        ((1536, 192, 96), false),
+        ((96, 192, 1536), false),
+        ((9216, 32, 32), false),
     ] {
         backend_gemm(&cpu, shape, transposed);
     }
     reused_result_gemm((204800, 8, 8), threads);
-    for shape in [(128, 64), (256, 128), (512, 256), (1280, 320), (768, 384)] {
+    // 192 × 96: the sketch's QR in that run.
+    for shape in [
+        (192, 96),
+        (128, 64),
+        (256, 128),
+        (512, 256),
+        (1280, 320),
+        (768, 384),
+    ] {
         backend_qr(&cpu, shape);
     }
 }

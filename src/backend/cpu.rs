@@ -9,6 +9,7 @@ use crate::tensor::matrix;
 use crate::tensor::{permute_elements, AnyTensor, Array, DType, Scalar, Typed};
 use faer::{Accum, Conj, MatMut, MatRef, Par};
 use rayon::prelude::*;
+use std::mem::MaybeUninit;
 use std::ops::Range;
 use std::sync::Arc;
 
@@ -98,8 +99,9 @@ const SMALL_GEMM: usize = 64 * 64 * 64;
 const ROW_MAJOR_LHS_FROM: usize = 256;
 
 /// `out[i] = op(a[i]) · op(c[i])` for every batch index `i` (see [`Gemm`]), with faer's GEMM on
-/// the current pool.
-fn batched_gemm<T: Scalar>(gemm: Gemm, a: &[T], b: &[T], out: &mut [T]) {
+/// the current pool, written into `out` without reading it (faer's `Accum::Replace` never reads
+/// its destination): every element of `out` is written, so it may be memory not yet written.
+fn batched_gemm<T: Scalar>(gemm: Gemm, a: &[T], b: &[T], out: &mut [MaybeUninit<T>]) {
     let Gemm { batch, m, n, k, .. } = gemm;
     if gemm.transpose_a && m.min(n).min(k) >= ROW_MAJOR_LHS_FROM {
         let row_major = permute_elements(a, &[batch, k, m], &[0, 2, 1]);
@@ -114,7 +116,12 @@ fn batched_gemm<T: Scalar>(gemm: Gemm, a: &[T], b: &[T], out: &mut [T]) {
     if m * n == 0 {
         return;
     }
-    let one_gemm = |a: &[T], b: &[T], out: &mut [T], par: Par| {
+    if k == 0 {
+        // Empty operands: no block to pair with each result, whose every element is zero.
+        out.fill(MaybeUninit::new(T::zero()));
+        return;
+    }
+    let one_gemm = |a: &[T], b: &[T], out: &mut [MaybeUninit<T>], par: Par| {
         let lhs = if gemm.transpose_a {
             MatRef::from_row_major_slice(a, k, m).transpose()
         } else {
@@ -125,7 +132,12 @@ fn batched_gemm<T: Scalar>(gemm: Gemm, a: &[T], b: &[T], out: &mut [T]) {
         } else {
             MatRef::from_row_major_slice(b, k, n)
         };
-        let dst = MatMut::from_row_major_slice_mut(out, m, n);
+        assert_eq!(out.len(), m * n, "one product's result");
+        // SAFETY: `out` holds the `m × n` row-major elements this view spans, borrowed
+        // mutably for the call; faer writes each of them and reads none (`Accum::Replace`).
+        let dst = unsafe {
+            MatMut::from_raw_parts_mut(out.as_mut_ptr().cast::<T>(), m, n, n as isize, 1)
+        };
         faer::linalg::matmul::matmul_with_conj(
             dst,
             Accum::Replace,
@@ -137,8 +149,8 @@ fn batched_gemm<T: Scalar>(gemm: Gemm, a: &[T], b: &[T], out: &mut [T]) {
             par,
         );
     };
-    let a_blocks = a.chunks(m * k.max(1));
-    let b_blocks = b.chunks(k.max(1) * n);
+    let a_blocks = a.chunks(m * k);
+    let b_blocks = b.chunks(k * n);
     if batch * m * n * k < SMALL_GEMM {
         out.chunks_mut(m * n)
             .zip(a_blocks)
@@ -268,8 +280,12 @@ impl Backend for CpuBackend {
         timed(Primitive::Gemm, || {
             self.pool.install(|| {
                 for_dtype!(a.dtype(), T => {
-                    let mut out = vec![T::zero(); gemm.batch * gemm.m * gemm.n];
-                    batched_gemm(gemm, elements::<T>(a)?, elements::<T>(b)?, &mut out);
+                    let (a, b) = (elements::<T>(a)?, elements::<T>(b)?);
+                    let len = gemm.batch * gemm.m * gemm.n;
+                    let mut out = Vec::with_capacity(len);
+                    batched_gemm(gemm, a, b, &mut out.spare_capacity_mut()[..len]);
+                    // SAFETY: `batched_gemm` wrote all `len` elements.
+                    unsafe { out.set_len(len) };
                     tensor_of(dims, out)
                 })
             })
@@ -282,8 +298,11 @@ impl Backend for CpuBackend {
             self.pool.install(|| {
                 for_dtype!(a.dtype(), T => {
                     let view = MatRef::from_column_major_slice(elements::<T>(a)?, rows, cols);
-                    let (q, r) = matrix::thin_qr(view);
-                    Ok((column_major(q.as_ref())?, column_major(r.as_ref())?))
+                    let qr = matrix::thin_qr(view);
+                    Ok((
+                        tensor_of(vec![qr.rank, rows], qr.q)?,
+                        tensor_of(vec![cols, qr.rank], qr.r)?,
+                    ))
                 })
             })
         })
@@ -412,5 +431,22 @@ mod tests {
             pool_thread = rayon::current_thread_index()
         });
         assert_eq!(pool_thread, None, "a copy runs on the calling thread");
+    }
+
+    #[test]
+    fn a_product_over_an_empty_sum_is_written_as_zeros() {
+        let backend = CpuBackend::new(2).unwrap();
+        let empty = |dims: Vec<usize>| {
+            backend
+                .upload(&AnyTensor::zeros(DType::Complex128, dims))
+                .unwrap()
+        };
+        let (a, b) = (empty(vec![3, 4, 0]), empty(vec![3, 0, 5]));
+        let out = backend
+            .batched_gemm(&a, &b, Gemm::new(3, 4, 5, 0), vec![3, 4, 5])
+            .unwrap();
+        let out = backend.download(out).unwrap().to_c64();
+        assert_eq!(out.shape(), &[3, 4, 5]);
+        assert!(out.data().iter().all(|z| *z == crate::tensor::C64::new(0.0, 0.0)));
     }
 }

@@ -6,7 +6,7 @@ use faer::diag::Diag;
 use faer::dyn_stack::{MemBuffer, MemStack};
 use faer::linalg::householder;
 use faer::linalg::qr::no_pivoting::factor;
-use faer::{Conj, Mat, MatRef, Par};
+use faer::{Conj, Mat, MatMut, MatRef, Par};
 
 /// A faer view of row-major `data` as a `rows × cols` matrix.
 pub fn view<T: Scalar>(data: &[T], rows: usize, cols: usize) -> MatRef<'_, T> {
@@ -40,18 +40,50 @@ pub fn thin_qr_row_major<T: Scalar>(
     rows: usize,
     cols: usize,
 ) -> (Vec<T>, Vec<T>, usize) {
-    let (q, r) = thin_qr(view(data, rows, cols));
-    (row_major(q.as_ref()), row_major(r.as_ref()), q.ncols())
+    let qr = thin_qr(view(data, rows, cols));
+    (row_major(qr.q()), row_major(qr.r()), qr.rank)
 }
 
 /// QRs with fewer than this many `m·n²` multiply-adds run on one thread: splitting them across
 /// threads cost more than it saved on the benchmark problems.
 const PARALLEL_QR: usize = 1 << 24;
 
+/// The thin factors of an `m × n` matrix, each in a column-major buffer of its own with no
+/// padding, as a backend hands them on: `Q` (`m × rank`) and `R` (`rank × n`, upper
+/// triangular), `rank = min(m, n)`.
+pub struct ThinQr<T> {
+    /// Rows of the factored matrix.
+    pub rows: usize,
+    /// Columns of the factored matrix.
+    pub cols: usize,
+    /// Columns of `Q`, rows of `R`.
+    pub rank: usize,
+    /// `Q`, column by column.
+    pub q: Vec<T>,
+    /// `R`, column by column.
+    pub r: Vec<T>,
+}
+
+impl<T: Scalar> ThinQr<T> {
+    /// `Q` as a matrix.
+    pub fn q(&self) -> MatRef<'_, T> {
+        MatRef::from_column_major_slice(&self.q, self.rows, self.rank)
+    }
+
+    /// `R` as a matrix.
+    pub fn r(&self) -> MatRef<'_, T> {
+        MatRef::from_column_major_slice(&self.r, self.rank, self.cols)
+    }
+}
+
 /// The thin Q and R factors of `a` (Householder QR), threaded only when the matrix is large.
-pub fn thin_qr<T: Scalar>(a: MatRef<'_, T>) -> (Mat<T>, Mat<T>) {
+///
+/// The matrix is copied once and factored in place; Q is formed from the reflectors where the
+/// factorization left them (below the diagonal, which is all that applying them reads), straight
+/// into its own buffer, and R is read from above the diagonal.
+pub fn thin_qr<T: Scalar>(a: MatRef<'_, T>) -> ThinQr<T> {
     let (m, n) = a.shape();
-    let size = m.min(n);
+    let rank = m.min(n);
     let par = if m * n * n < PARALLEL_QR {
         Par::Seq
     } else {
@@ -59,7 +91,7 @@ pub fn thin_qr<T: Scalar>(a: MatRef<'_, T>) -> (Mat<T>, Mat<T>) {
     };
     let block = factor::recommended_block_size::<T>(m, n);
     let mut factors = a.to_owned();
-    let mut coeff = Mat::<T>::zeros(block, size);
+    let mut coeff = Mat::<T>::zeros(block, rank);
     let scratch = factor::qr_in_place_scratch::<T>(m, n, block, par, Default::default());
     factor::qr_in_place(
         factors.as_mut(),
@@ -68,34 +100,33 @@ pub fn thin_qr<T: Scalar>(a: MatRef<'_, T>) -> (Mat<T>, Mat<T>) {
         MemStack::new(&mut MemBuffer::new(scratch)),
         Default::default(),
     );
-    let basis = Mat::from_fn(m, size, |i, j| match i.cmp(&j) {
-        std::cmp::Ordering::Less => T::zero(),
-        std::cmp::Ordering::Equal => T::one(),
-        std::cmp::Ordering::Greater => factors[(i, j)],
-    });
-    let q = thin_q(basis.as_ref(), coeff.as_ref(), par);
-    let r = Mat::from_fn(
-        size,
-        n,
-        |i, j| {
-            if i <= j {
-                factors[(i, j)]
-            } else {
-                T::zero()
-            }
-        },
-    );
-    (q, r)
+    let reflectors = factors.as_ref().get(.., ..rank);
+    let r = (0..n)
+        .flat_map(|j| (0..rank).map(move |i| (i, j)))
+        .map(|(i, j)| if i <= j { factors[(i, j)] } else { T::zero() })
+        .collect();
+    ThinQr {
+        rows: m,
+        cols: n,
+        rank,
+        q: thin_q(reflectors, coeff.as_ref(), par),
+        r,
+    }
 }
 
-/// The thin Q of a Householder QR from its reflectors (`basis`, unit lower trapezoidal) and
-/// their block factors (`coeff`, one block of `coeff.nrows()` columns after another), formed as
-/// LAPACK's `ungqr` forms it: the blocks applied to the identity last first, each to the
-/// columns from its own first on only, as the columns before it are still the identity's,
-/// which it leaves as they are (half the work of applying every block to every column).
-fn thin_q<T: Scalar>(basis: MatRef<'_, T>, coeff: MatRef<'_, T>, par: Par) -> Mat<T> {
+/// The thin Q of a Householder QR, column-major, from its reflectors (`basis`: unit lower
+/// trapezoidal, of which only the part below the diagonal is read) and their block factors
+/// (`coeff`, one block of `coeff.nrows()` columns after another), formed as LAPACK's `ungqr`
+/// forms it: the blocks applied to the identity last first, each to the columns from its own
+/// first on only, as the columns before it are still the identity's, which it leaves as they
+/// are (half the work of applying every block to every column).
+fn thin_q<T: Scalar>(basis: MatRef<'_, T>, coeff: MatRef<'_, T>, par: Par) -> Vec<T> {
     let (m, size, block) = (basis.nrows(), coeff.ncols(), coeff.nrows());
-    let mut q = Mat::<T>::identity(m, size);
+    let mut elements = vec![T::zero(); m * size];
+    let mut q = MatMut::from_column_major_slice_mut(&mut elements, m, size);
+    for i in 0..size {
+        q[(i, i)] = T::one();
+    }
     let scratch =
         householder::apply_block_householder_on_the_left_in_place_scratch::<T>(m, block, size);
     let mut buffer = MemBuffer::new(scratch);
@@ -112,7 +143,7 @@ fn thin_q<T: Scalar>(basis: MatRef<'_, T>, coeff: MatRef<'_, T>, par: Par) -> Ma
         );
         end = start;
     }
-    q
+    elements
 }
 
 /// A thin SVD in row-major vectors: U, the singular values, Vᴴ and the rank.
