@@ -6,11 +6,11 @@
 //! `cargo bench --bench kernel_shapes [-- THREADS]` (default 2) prints one line per case: its
 //! shape, its intensity (flops per byte, complex128) and its rate (best of five).
 
-use rand::{Rng, SeedableRng};
-use rand_distr::StandardNormal;
-use rand_pcg::Pcg64;
-use srcflow::backend::{Backend, CpuBackend, DeviceTensor, Gemm};
-use srcflow::tensor::{Tensor, C64};
+mod common;
+
+use common::filled;
+use srcflow::backend::{Backend, CpuBackend, Gemm};
+use srcflow::tensor::C64;
 use std::time::Instant;
 
 /// Repetitions of each case; the fastest counts.
@@ -25,19 +25,6 @@ fn fastest(mut case: impl FnMut()) -> f64 {
             start.elapsed().as_secs_f64()
         })
         .fold(f64::MAX, f64::min)
-}
-
-/// A device tensor of `dims` filled with random values (normal real and imaginary parts). Random,
-/// not patterned: a matrix of few distinct columns has low rank, and faer's QR of one runs
-/// several times faster than of a full-rank matrix (a sketch has full rank).
-fn filled(cpu: &CpuBackend, dims: Vec<usize>) -> DeviceTensor {
-    let len = dims.iter().product::<usize>();
-    let mut rng = Pcg64::seed_from_u64(len as u64);
-    let data = (0..len)
-        .map(|_| C64::new(rng.sample(StandardNormal), rng.sample(StandardNormal)))
-        .collect();
-    cpu.upload(&Tensor::new(dims, data).expect("dims match").into())
-        .expect("the CPU backend uploads")
 }
 
 /// Prints the rate of the CPU backend's GEMM of `m × k` by `k × n`, the left operand stored

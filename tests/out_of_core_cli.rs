@@ -357,6 +357,7 @@ fn report_sums_a_trace_like_the_run_report() {
             ["gemm_share", "factorization_share", "copy_share"].map(|s| k[s].as_f64().unwrap());
         assert!(shares.iter().sum::<f64>() <= 1.0 + 1e-9, "{k}");
     }
+    check_shapes(&summary, &traced);
     let read = lane("right-to-left", "disk-read");
     assert!(read["bytes"].as_u64().unwrap() > 0);
     let overlap = read["overlap_with_compute"].as_f64().unwrap();
@@ -370,4 +371,43 @@ fn report_sums_a_trace_like_the_run_report() {
         "{}",
         stderr(&bad)
     );
+}
+
+/// The GEMMs and factorizations of each traced task, listed by shape, add up to the task's GEMM
+/// and factorization seconds; the report sums them per shape with a rate, longest first.
+fn check_shapes(summary: &serde_json::Value, trace: &serde_json::Value) {
+    let slices = trace["traceEvents"].as_array().unwrap().iter();
+    let mut listed = 0;
+    for args in slices
+        .map(|e| &e["args"])
+        .filter(|a| a["shapes"].is_array())
+    {
+        let seconds = |kinds: &[&str]| -> f64 {
+            let shapes = args["shapes"].as_array().unwrap().iter();
+            shapes
+                .filter(|s| kinds.iter().any(|k| s["shape"].get(k).is_some()))
+                .map(|s| s["seconds"].as_f64().unwrap())
+                .sum()
+        };
+        let gemm_s = args["gemm_s"].as_f64().unwrap();
+        let factorization_s = args["factorization_s"].as_f64().unwrap();
+        assert!((seconds(&["gemm"]) - gemm_s).abs() <= 1e-9, "{args}");
+        assert!(
+            (seconds(&["qr", "svd"]) - factorization_s).abs() <= 1e-9,
+            "{args}"
+        );
+        listed += 1;
+    }
+    assert!(listed > 0, "no task lists its primitives by shape");
+    let shapes = summary["shapes"].as_array().unwrap();
+    let qr = shapes
+        .iter()
+        .find(|s| s["shape"]["qr"].is_object())
+        .unwrap();
+    assert!(qr["calls"].as_u64().unwrap() > 0 && qr["gflops_per_s"].as_f64().unwrap() > 0.0);
+    let longest: Vec<f64> = shapes
+        .iter()
+        .map(|s| s["seconds"].as_f64().unwrap())
+        .collect();
+    assert!(longest.windows(2).all(|w| w[0] >= w[1]), "{longest:?}");
 }

@@ -1,7 +1,8 @@
 //! `CpuBackend`: the primitives on host memory, GEMM, QR and SVD by faer, parallel with a rayon
 //! pool of its own (each device of a run keeps its own pool; nothing is set globally).
 
-use super::primitive_time::{timed, Primitive};
+use super::primitive_time::{timed, timed_shape, Primitive};
+use super::PrimitiveShape;
 use super::{matrix_dims, placeable, Backend, DeviceTensor, Gemm, Stream};
 use crate::device::{MemoryPool, PoolConfig, SimulatedPool};
 use crate::error::{Error, Result};
@@ -277,24 +278,30 @@ impl Backend for CpuBackend {
         gemm: Gemm,
         dims: Vec<usize>,
     ) -> Result<DeviceTensor> {
-        timed(Primitive::Gemm, || {
-            self.pool.install(|| {
-                for_dtype!(a.dtype(), T => {
-                    let (a, b) = (elements::<T>(a)?, elements::<T>(b)?);
-                    let len = gemm.batch * gemm.m * gemm.n;
-                    let mut out = Vec::with_capacity(len);
-                    batched_gemm(gemm, a, b, &mut out.spare_capacity_mut()[..len]);
-                    // SAFETY: `batched_gemm` wrote all `len` elements.
-                    unsafe { out.set_len(len) };
-                    tensor_of(dims, out)
+        timed_shape(
+            Primitive::Gemm,
+            PrimitiveShape::of_gemm(&gemm),
+            a.dtype(),
+            || {
+                self.pool.install(|| {
+                    for_dtype!(a.dtype(), T => {
+                        let (a, b) = (elements::<T>(a)?, elements::<T>(b)?);
+                        let len = gemm.batch * gemm.m * gemm.n;
+                        let mut out = Vec::with_capacity(len);
+                        batched_gemm(gemm, a, b, &mut out.spare_capacity_mut()[..len]);
+                        // SAFETY: `batched_gemm` wrote all `len` elements.
+                        unsafe { out.set_len(len) };
+                        tensor_of(dims, out)
+                    })
                 })
-            })
-        })
+            },
+        )
     }
 
     fn thin_qr(&self, a: &DeviceTensor) -> Result<(DeviceTensor, DeviceTensor)> {
-        timed(Primitive::Factorization, || {
-            let (rows, cols) = matrix_dims(a)?;
+        let (rows, cols) = matrix_dims(a)?;
+        let shape = PrimitiveShape::Qr { rows, cols };
+        timed_shape(Primitive::Factorization, shape, a.dtype(), || {
             self.pool.install(|| {
                 for_dtype!(a.dtype(), T => {
                     let view = MatRef::from_column_major_slice(elements::<T>(a)?, rows, cols);
@@ -309,8 +316,9 @@ impl Backend for CpuBackend {
     }
 
     fn thin_svd(&self, a: &DeviceTensor) -> Result<(DeviceTensor, Vec<f64>, DeviceTensor)> {
-        timed(Primitive::Factorization, || {
-            let (rows, cols) = matrix_dims(a)?;
+        let (rows, cols) = matrix_dims(a)?;
+        let shape = PrimitiveShape::Svd { rows, cols };
+        timed_shape(Primitive::Factorization, shape, a.dtype(), || {
             self.pool.install(|| {
                 for_dtype!(a.dtype(), T => {
                     let view = MatRef::from_column_major_slice(elements::<T>(a)?, rows, cols);
@@ -447,6 +455,9 @@ mod tests {
             .unwrap();
         let out = backend.download(out).unwrap().to_c64();
         assert_eq!(out.shape(), &[3, 4, 5]);
-        assert!(out.data().iter().all(|z| *z == crate::tensor::C64::new(0.0, 0.0)));
+        assert!(out
+            .data()
+            .iter()
+            .all(|z| *z == crate::tensor::C64::new(0.0, 0.0)));
     }
 }

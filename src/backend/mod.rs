@@ -12,6 +12,7 @@ mod cuda;
 mod device_tensor;
 mod kind;
 mod operand;
+mod primitive_shape;
 mod primitive_time;
 
 pub use cpu::CpuBackend;
@@ -19,6 +20,7 @@ pub use cuda::CudaBackend;
 pub use device_tensor::DeviceTensor;
 pub use kind::BackendKind;
 pub use operand::BackendTensor;
+pub use primitive_shape::{qr_flops, svd_flops, PrimitiveShape, ShapeTime};
 pub use primitive_time::PrimitiveTimes;
 pub(crate) use primitive_time::{add as add_primitive_times, take as take_primitive_times};
 

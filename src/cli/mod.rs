@@ -66,7 +66,7 @@ enum Command {
     /// Measure a machine model of this machine (kernel rates, copy and disk bandwidths).
     Calibrate(calibrate::CalibrateArgs),
     /// Sum a trace per pass and lane: busy, idle and stalled time, bytes, bandwidth, GFLOP/s,
-    /// and the overlap of I/O with compute.
+    /// and the overlap of I/O with compute; then per kernel, and per GEMM and QR shape.
     Report(report::ReportArgs),
 }
 

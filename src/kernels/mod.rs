@@ -18,15 +18,16 @@ mod round;
 mod site_product;
 mod sketch;
 
+pub use crate::backend::qr_flops;
+pub(crate) use crate::backend::svd_flops;
 pub(crate) use absorb::absorb;
 pub(crate) use env::env;
 pub use exact::exact_pair;
 pub(crate) use fold_right::fold_right;
 pub(crate) use project::{project, project_folded};
 pub use qr::orthonormal_basis;
-pub use qr::qr_flops;
 pub(crate) use qr::qr_work;
-pub(crate) use rank::{kept_rank, svd_flops};
+pub(crate) use rank::kept_rank;
 pub use round::{round, RoundStep};
 pub(crate) use site_product::site_product;
 pub(crate) use sketch::{sketch, sketch_folded};

@@ -1,6 +1,6 @@
 //! The orthonormal basis η_j of a gathered sketch Y_j (a backend's thin QR).
 
-use super::kept_rank;
+use super::{kept_rank, qr_flops};
 use crate::backend::{Backend, DeviceTensor, Gemm};
 use crate::error::{Error, Result};
 use crate::tensor::Work;
@@ -27,12 +27,6 @@ fn truncated_basis(
 /// lay the matrix out before it and the `kept` columns of Q after it.
 pub(crate) fn qr_work(rows: usize, cols: usize, kept: usize) -> Work {
     Work::factorization(qr_flops(rows, cols), rows * cols) + Work::copy(rows * cols + rows * kept)
-}
-
-/// Real flops of a thin QR of an `m × n` complex matrix plus forming its thin Q (estimate).
-pub fn qr_flops(m: usize, n: usize) -> f64 {
-    let rank = n.min(m) as f64;
-    2.0 * 8.0 * (m as f64 * rank * rank - rank * rank * rank / 3.0)
 }
 
 /// η `[r, Up, Down, OutRight]` with orthonormal rows spanning Y `[Col, Up, Down, OutRight]`,

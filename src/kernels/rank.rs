@@ -14,13 +14,6 @@ pub fn kept_rank(singular: &[f64], cap: usize, cutoff: f64) -> usize {
     above.min(cap).max(1).min(singular.len().max(1))
 }
 
-/// Real flops of a thin SVD of an `m × n` complex matrix with both factors (estimate:
-/// Golub–Kahan bidiagonalisation and QR iteration, 4× the real count for complex).
-pub fn svd_flops(m: usize, n: usize) -> f64 {
-    let (long, short) = (m.max(n) as f64, m.min(n) as f64);
-    4.0 * (6.0 * long * short * short + 11.0 * short * short * short)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

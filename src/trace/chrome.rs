@@ -166,7 +166,7 @@ fn names(graph: &SweepGraph, scope: TraceScope) -> Vec<Value> {
 
 /// The complete event of one task, with its site, pass, columns, bytes, flops and rate, its
 /// work and dispatch gap (compute tasks), and the seconds its backend primitives took by kind
-/// where the backend counted them.
+/// and by shape where the backend counted them.
 fn slice(
     graph: &SweepGraph,
     event: &TaskEvent,
@@ -201,6 +201,9 @@ fn slice(
         args["gemm_s"] = json!(event.primitives.gemm_s);
         args["factorization_s"] = json!(event.primitives.factorization_s);
         args["copy_s"] = json!(event.primitives.copy_s);
+        if !event.primitives.by_shape.is_empty() {
+            args["shapes"] = json!(event.primitives.by_shape);
+        }
     }
     if let Op::Spill { to: tier } | Op::Fetch { from: tier } = event.op {
         args["tier"] = json!(tier.to_string());

@@ -6,12 +6,14 @@ mod kernel_summary;
 mod lane_waits;
 mod rank_traces;
 mod scope;
+mod shape_summary;
 mod summary;
 mod timeline;
 
 pub use chrome::{chrome_trace, rank_trace, write_chrome_trace};
 pub use kernel_summary::KernelSummary;
 pub use rank_traces::join_rank_traces;
+pub use shape_summary::ShapeSummary;
 pub use summary::{LaneSummary, TraceSummary};
 pub use timeline::timeline_svg;
 

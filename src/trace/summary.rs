@@ -1,7 +1,8 @@
 //! `TraceSummary`: a trace read back and summed per pass and lane (`srcflow report`).
 
 use super::kernel_summary::KernelSummary;
-use crate::backend::PrimitiveTimes;
+use super::shape_summary::ShapeSummary;
+use crate::backend::{PrimitiveTimes, ShapeTime};
 use crate::graph::Pass;
 use serde::Serialize;
 use serde_json::Value;
@@ -40,6 +41,8 @@ pub struct TraceSummary {
     pub lanes: Vec<LaneSummary>,
     /// The compute lanes' tasks summed per kernel, both passes together.
     pub kernels: Vec<KernelSummary>,
+    /// Their GEMMs and factorizations summed per shape, longest first.
+    pub shapes: Vec<ShapeSummary>,
 }
 
 /// One task slice of a trace.
@@ -110,11 +113,11 @@ impl TraceSummary {
                 lanes.push(lane_summary(pass, lane, *span, busy, &mine, &compute));
             }
         }
-        let kernels = KernelSummary::of(&slices);
         Ok(TraceSummary {
             pass_s,
             lanes,
-            kernels,
+            kernels: KernelSummary::of(&slices),
+            shapes: ShapeSummary::of(&slices),
         })
     }
 }
@@ -248,6 +251,7 @@ fn slices(events: &[Value]) -> std::result::Result<Vec<Slice>, String> {
                 gemm_s: seconds("gemm_s"),
                 factorization_s: seconds("factorization_s"),
                 copy_s: seconds("copy_s"),
+                by_shape: shapes(e)?,
             },
             lane: if stall {
                 compute(track.0)
@@ -269,6 +273,15 @@ fn slices(events: &[Value]) -> std::result::Result<Vec<Slice>, String> {
 }
 
 /// The (pid, tid) of an event.
+/// The GEMMs and factorizations a slice's args list by shape (none in a trace without them).
+fn shapes(event: &Value) -> std::result::Result<Vec<ShapeTime>, String> {
+    match &event["args"]["shapes"] {
+        Value::Null => Ok(Vec::new()),
+        listed => serde_json::from_value(listed.clone())
+            .map_err(|e| format!("a slice's shapes are not as srcflow writes them ({e}): {event}")),
+    }
+}
+
 fn ids(event: &Value) -> std::result::Result<(u64, u64), String> {
     match (event["pid"].as_u64(), event["tid"].as_u64()) {
         (Some(pid), Some(tid)) => Ok((pid, tid)),
@@ -303,7 +316,8 @@ impl fmt::Display for TraceSummary {
                 )?;
             }
         }
-        KernelSummary::write_table(&self.kernels, f)
+        KernelSummary::write_table(&self.kernels, f)?;
+        ShapeSummary::write_table(&self.shapes, f)
     }
 }
 

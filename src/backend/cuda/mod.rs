@@ -16,8 +16,8 @@ mod loaded_kernels;
 mod memory;
 mod strided;
 
-use super::primitive_time::{timed, Primitive};
-use super::{Backend, DeviceTensor, Gemm, Stream};
+use super::primitive_time::{timed, timed_shape, Primitive};
+use super::{matrix_dims, Backend, DeviceTensor, Gemm, PrimitiveShape, Stream};
 use crate::device::{MemoryPool, PoolConfig};
 use crate::error::{Error, Result};
 use crate::tensor::{AnyTensor, DType};
@@ -259,15 +259,22 @@ impl Backend for CudaBackend {
         gemm: Gemm,
         dims: Vec<usize>,
     ) -> Result<DeviceTensor> {
-        timed(Primitive::Gemm, || self.product(a, b, gemm, dims))
+        let shape = PrimitiveShape::of_gemm(&gemm);
+        timed_shape(Primitive::Gemm, shape, a.dtype(), || {
+            self.product(a, b, gemm, dims)
+        })
     }
 
     fn thin_qr(&self, a: &DeviceTensor) -> Result<(DeviceTensor, DeviceTensor)> {
-        timed(Primitive::Factorization, || self.qr(a))
+        let (rows, cols) = matrix_dims(a)?;
+        let shape = PrimitiveShape::Qr { rows, cols };
+        timed_shape(Primitive::Factorization, shape, a.dtype(), || self.qr(a))
     }
 
     fn thin_svd(&self, a: &DeviceTensor) -> Result<(DeviceTensor, Vec<f64>, DeviceTensor)> {
-        timed(Primitive::Factorization, || self.svd(a))
+        let (rows, cols) = matrix_dims(a)?;
+        let shape = PrimitiveShape::Svd { rows, cols };
+        timed_shape(Primitive::Factorization, shape, a.dtype(), || self.svd(a))
     }
 
     fn scale(&self, tensor: &DeviceTensor, axis: usize, factors: &[f64]) -> Result<DeviceTensor> {
