@@ -5,6 +5,12 @@
 #
 #   benches/vs_src_method.sh            # both cases of issue 2, 3 repetitions each
 #   REPS=5 CASES="small" benches/vs_src_method.sh
+#   QUIMB=0 CASES="mps30 mps40 mpo-top mpo-bottom" benches/vs_src_method.sh   # issue 42's cases
+#
+# Cases (random MPO·MPS unless said): small n=30 chi=128 D=16; large n=30 chi=256 D=16;
+# mps30 n=30 chi=96 D=16; mps40 n=40 chi=128 D=16; mpo-top and mpo-bottom the seed's MPO·MPO
+# primitive on 25 sites (`gen identity`: a random MPO of bond 256 on a perturbed identity MPO of
+# bond 4, and the other order), chi_out = chi (256 for the MPO·MPO cases).
 #
 # Times, two spans on each side, both tools with THREADS threads (default: the logical CPUs;
 # srcflow's --threads, the peers' OMP/OpenBLAS/MKL thread counts):
@@ -45,18 +51,23 @@ ZGEMM="$(cargo bench --quiet --bench zgemm_rate 2>/dev/null | tail -1 | field zg
 
 echo "Threads: $THREADS on each side; best of REPS=$REPS."
 echo
-echo "| case | srcflow s: process / wall_s | srcflow --no-fold wall_s | src-method s: process / src() call | speed-up: processes / compression | quimb s | vs quimb | srcflow GFLOP (no fold) | srcflow GFLOP/s | % of zgemm ($ZGEMM GFLOP/s) | srcflow error | src-method error | quimb error | errors against | srcflow ↔ src-method |"
-echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+echo "| case | srcflow s: process / wall_s | srcflow --no-fold wall_s | src-method s: process / src() call | speed-up: processes / compression | quimb s | vs quimb | srcflow GFLOP (no fold) | srcflow GFLOP/s | % of zgemm ($ZGEMM GFLOP/s) | srcflow error | src-method error | quimb error | errors against | srcflow ↔ src-method | peak RSS MB: srcflow / src-method |"
+echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
 for case in $CASES; do
     case "$case" in
         small) n=30 chi=128 D=16 chi_out=128 ;;
         large) n=30 chi=256 D=16 chi_out=256 ;;
+        mps30) n=30 chi=96 D=16 chi_out=96 ;;
+        mps40) n=40 chi=128 D=16 chi_out=128 ;;
+        mpo-top) kind=identity n=25 chi=4 D=256 chi_out=256 ;;
+        mpo-bottom) kind=identity n=25 chi=256 D=4 chi_out=256 ;;
         *) echo "unknown case $case" >&2; exit 2 ;;
     esac
     dir="$WORK/$case"
     mkdir -p "$dir"
-    "$BIN" gen random "$dir/problem" --sites $n --bond $chi --mpo-bond $D --seed 1 >/dev/null
-    ours=() unfolded=() theirs=() quimb=() rates=() ours_process=() theirs_process=()
+    "$BIN" gen "${kind:-random}" "$dir/problem" --sites $n --bond $chi --mpo-bond $D --seed 1 >/dev/null
+    kind=
+    ours=() unfolded=() theirs=() quimb=() rates=() ours_process=() theirs_process=() rss=() peer_rss=()
     for rep in $(seq "$REPS"); do
         rm -rf "$dir/srcflow" "$dir/peer" "$dir/unfolded"
         timed "$BIN" run "$dir/problem" --chi-out $chi_out --out "$dir/srcflow" --threads "$THREADS" --json
@@ -64,12 +75,14 @@ for case in $CASES; do
         ours_process+=("$SECONDS_TAKEN")
         ours+=("$(echo "$report" | field wall_s)")
         rates+=("$(echo "$report" | field gflops_per_s)")
+        rss+=("$(echo "$report" | field peak_rss_bytes)")
         flops="$(echo "$report" | field flops)"
         plain="$("$BIN" run "$dir/problem" --chi-out $chi_out --out "$dir/unfolded" --no-fold --threads "$THREADS" --json)"
         unfolded+=("$(echo "$plain" | field wall_s)")
         plain_flops="$(echo "$plain" | field flops)"
         timed "$PY" tools/peer_src_method.py "$dir/problem" --chi-out $chi_out --out "$dir/peer" --seed 0
         theirs+=("$(echo "$OUT" | field seconds)")
+        peer_rss+=("$(echo "$OUT" | field peak_rss_bytes)")
         theirs_process+=("$SECONDS_TAKEN")
         if [ "${QUIMB:-1}" != 0 ]; then
             rm -rf "$dir/quimb"
@@ -85,6 +98,8 @@ for case in $CASES; do
     t_quimb=nan e_quimb=nan
     [ "${#quimb[@]}" = 0 ] || t_quimb="$(best "${quimb[@]}")"
     rate="$(python3 -c "import sys; print(max(float(x) for x in sys.argv[1:]))" "${rates[@]}")"
+    peak="$(python3 -c "import sys; print(max(int(x) for x in sys.argv[1:]) / 1e6)" "${rss[@]}")"
+    peer_peak="$(python3 -c "import sys; print(max(int(x) for x in sys.argv[1:]) / 1e6)" "${peer_rss[@]}")"
     # Two references at 2x chi_out: srcflow's (seed 7) and src-method's (seed 7); errors are
     # given against each, srcflow's first.
     ref_ours="$dir/reference-srcflow" ref_peer="$dir/reference-src-method"
@@ -100,10 +115,10 @@ for case in $CASES; do
     e_theirs="$(against_both "$dir/peer")"
     mutual="$("$BIN" distance "$dir/srcflow" "$dir/peer")"
     if [ "$t_quimb" != nan ]; then e_quimb="$(against_both "$dir/quimb")"; fi
-    python3 - "$case" "$n" "$chi" "$D" "$chi_out" "$t_ours" "$p_ours" "$t_unfolded" "$t_theirs" "$p_theirs" "$t_quimb" "$e_quimb" "$flops" "$plain_flops" "$rate" "$ZGEMM" "$e_ours" "$e_theirs" "$mutual" <<'PY'
+    python3 - "$case" "$n" "$chi" "$D" "$chi_out" "$t_ours" "$p_ours" "$t_unfolded" "$t_theirs" "$p_theirs" "$t_quimb" "$e_quimb" "$flops" "$plain_flops" "$rate" "$ZGEMM" "$e_ours" "$e_theirs" "$mutual" "$peak" "$peer_peak" <<'PY'
 import sys
 (case, n, chi, D, chi_out, ours, p_ours, unfolded, theirs, p_theirs, quimb, e_quimb, flops,
- plain_flops, rate, zgemm, e_ours, e_theirs, mutual) = sys.argv[1:]
+ plain_flops, rate, zgemm, e_ours, e_theirs, mutual, peak, peer_peak) = sys.argv[1:]
 ours, p_ours, unfolded, theirs, p_theirs, quimb, rate, zgemm = map(
     float, (ours, p_ours, unfolded, theirs, p_theirs, quimb, rate, zgemm))
 flops, plain_flops = float(flops) / 1e9, float(plain_flops) / 1e9
@@ -113,6 +128,7 @@ print(f"| {case}: n={n}, chi={chi}, D={D}, chi_out={chi_out} | {p_ours:.3f} / {o
       f"| {unfolded:.3f} | {p_theirs:.3f} / {theirs:.3f} | {p_theirs / p_ours:.2f}x / {theirs / ours:.2f}x "
       f"| {quimb:.3f} | {quimb / ours:.2f}x | {flops:.1f} ({plain_flops:.1f}) "
       f"| {rate:.1f} | {100 * rate / zgemm:.0f} % | {errors(e_ours)} | {errors(e_theirs)} "
-      f"| {errors(e_quimb)} | 2x chi_out: srcflow's / src-method's | {float(mutual):.3e} |")
+      f"| {errors(e_quimb)} | 2x chi_out: srcflow's / src-method's | {float(mutual):.3e} "
+      f"| {float(peak):.0f} / {float(peer_peak):.0f} |")
 PY
 done
