@@ -12,18 +12,14 @@
 
 mod common;
 
-use common::filled;
+use common::{fastest_after, filled};
 use serde_json::Value;
 use srcflow::alloc::BlockCache;
 use srcflow::backend::{Backend, CpuBackend, Gemm, PrimitiveShape};
 use srcflow::tensor::DType;
-use std::time::Instant;
 
 #[global_allocator]
 static ALLOCATOR: BlockCache = BlockCache;
-
-/// Repetitions of each case; the fastest counts.
-const REPS: usize = 5;
 
 /// Bytes written to push the operands out of every cache level before a flushed call.
 const FLUSH_BYTES: usize = 256 << 20;
@@ -44,18 +40,13 @@ impl Flush {
     }
 }
 
-/// The fastest of [`REPS`] calls of `case`, in seconds, each after a flush where `flush` is given.
-fn fastest(mut flush: Option<&mut Flush>, mut case: impl FnMut()) -> f64 {
-    (0..REPS)
-        .map(|_| {
-            if let Some(flush) = flush.as_deref_mut() {
-                flush.flush();
-            }
-            let start = Instant::now();
-            case();
-            start.elapsed().as_secs_f64()
-        })
-        .fold(f64::MAX, f64::min)
+/// The fastest of [`common::REPS`] calls of `case`, in seconds, each after a flush where
+/// `flush` is given.
+fn fastest(flush: Option<&mut Flush>, case: impl FnMut()) -> f64 {
+    match flush {
+        Some(flush) => fastest_after(|| flush.flush(), case),
+        None => fastest_after(|| (), case),
+    }
 }
 
 /// Seconds of the CPU backend's call of `shape` on complex128 operands of random values.

@@ -8,24 +8,9 @@
 
 mod common;
 
-use common::filled;
+use common::{cpu_from_args, fastest, filled};
 use srcflow::backend::{Backend, CpuBackend, Gemm};
 use srcflow::tensor::C64;
-use std::time::Instant;
-
-/// Repetitions of each case; the fastest counts.
-const REPS: usize = 5;
-
-/// The fastest of [`REPS`] runs of `case`, in seconds.
-fn fastest(mut case: impl FnMut()) -> f64 {
-    (0..REPS)
-        .map(|_| {
-            let start = Instant::now();
-            case();
-            start.elapsed().as_secs_f64()
-        })
-        .fold(f64::MAX, f64::min)
-}
 
 /// Prints the rate of the CPU backend's GEMM of `m × k` by `k × n`, the left operand stored
 /// transposed where `transpose_a`.
@@ -100,11 +85,7 @@ fn backend_qr(cpu: &CpuBackend, (m, n): (usize, usize)) {
 }
 
 fn main() {
-    let threads = std::env::args()
-        .skip(1)
-        .find_map(|a| a.parse().ok())
-        .unwrap_or(2);
-    let cpu = CpuBackend::new(threads).expect("a CPU backend");
+    let cpu = cpu_from_args();
     for (shape, transposed) in [
         ((1280, 1280, 320), false),
         ((1280, 1280, 320), true),
@@ -123,7 +104,7 @@ fn main() {
     ] {
         backend_gemm(&cpu, shape, transposed);
     }
-    reused_result_gemm((204800, 8, 8), threads);
+    reused_result_gemm((204800, 8, 8), cpu.threads());
     // 192 × 96: the sketch's QR in that run.
     for shape in [
         (192, 96),

@@ -9,6 +9,9 @@
 //! (`kernels::qr_flops`, so the two methods' rates compare as times do), and the accuracy of the
 //! factors: `‖QᴴQ − I‖_F` and `‖A − QR‖_F / ‖A‖_F`, or the breakdown where a Cholesky fails.
 
+mod common;
+
+use common::{cpu_from_args, fastest};
 use faer::dyn_stack::{MemBuffer, MemStack};
 use faer::linalg::cholesky::llt::factor::{cholesky_in_place, cholesky_in_place_scratch};
 use faer::linalg::matmul::matmul;
@@ -20,10 +23,6 @@ use rand_distr::StandardNormal;
 use rand_pcg::Pcg64;
 use srcflow::backend::{Backend, CpuBackend};
 use srcflow::tensor::{Tensor, C64};
-use std::time::Instant;
-
-/// Repetitions of each case; the fastest counts.
-const REPS: usize = 5;
 
 /// The unit roundoff of double precision.
 const UNIT_ROUNDOFF: f64 = f64::EPSILON / 2.0;
@@ -127,17 +126,6 @@ fn accuracy(a: MatRef<'_, C64>, q: MatRef<'_, C64>, r: MatRef<'_, C64>) -> (f64,
     )
 }
 
-/// The fastest of [`REPS`] runs of `case`, in seconds.
-fn fastest(mut case: impl FnMut()) -> f64 {
-    (0..REPS)
-        .map(|_| {
-            let start = Instant::now();
-            case();
-            start.elapsed().as_secs_f64()
-        })
-        .fold(f64::MAX, f64::min)
-}
-
 /// Prints the Householder line of `a`: the backend's own `thin_qr`, as a run calls it.
 fn householder(cpu: &CpuBackend, a: &Mat<C64>) {
     let (m, n) = a.shape();
@@ -185,11 +173,7 @@ fn report(method: &str, a: &Mat<C64>, seconds: f64, accuracy: Option<(f64, f64)>
 }
 
 fn main() {
-    let threads = std::env::args()
-        .skip(1)
-        .find_map(|a| a.parse().ok())
-        .unwrap_or(2);
-    let cpu = CpuBackend::new(threads).expect("a CPU backend");
+    let cpu = cpu_from_args();
     // 192 × 96: an MPO·MPS sketch (30 sites, bond 96, MPO bond 16); 1280 × 320 and 768 × 384:
     // the MPO·MPO primitive's.
     for (m, n) in [(192, 96), (1280, 320), (768, 384)] {
