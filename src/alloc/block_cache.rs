@@ -4,6 +4,7 @@ use super::cap_lease::cap_in_force;
 use super::resident::resident_bytes;
 use super::size_class::{class_of, class_size, CLASSES, MIN_BLOCK};
 use std::alloc::{GlobalAlloc, Layout, System};
+use std::cell::Cell;
 use std::ptr::null_mut;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
@@ -28,6 +29,11 @@ static CACHED: AtomicUsize = AtomicUsize::new(0);
 static MAPPED: AtomicUsize = AtomicUsize::new(0);
 static UNMAPPED: AtomicUsize = AtomicUsize::new(0);
 
+thread_local! {
+    /// Blocks this thread mapped since it last took the count.
+    static MAPPED_HERE: Cell<usize> = const { Cell::new(0) };
+}
+
 /// What the block cache holds and has done.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct CacheStats {
@@ -49,6 +55,13 @@ pub fn stats() -> CacheStats {
         mapped: MAPPED.load(Ordering::Relaxed),
         unmapped: UNMAPPED.load(Ordering::Relaxed),
     }
+}
+
+/// Blocks the calling thread mapped fresh from the system (cache misses) since it last asked:
+/// the count starts again from zero. How a task's fresh memory is counted (its primitive
+/// counts carry it to the trace).
+pub fn take_mapped_here() -> usize {
+    MAPPED_HERE.try_with(Cell::take).unwrap_or(0)
 }
 
 /// True when the cache serves this request.
@@ -95,6 +108,7 @@ impl BlockCache {
         drop(free);
         let block = map(size)?;
         LIVE.fetch_add(size, Ordering::Relaxed);
+        let _ = MAPPED_HERE.try_with(|mapped| mapped.set(mapped.get() + 1));
         Some((block, true))
     }
 }

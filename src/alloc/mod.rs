@@ -17,6 +17,6 @@ mod cap_lease;
 mod resident;
 mod size_class;
 
-pub use block_cache::{stats, BlockCache, CacheStats};
+pub use block_cache::{stats, take_mapped_here, BlockCache, CacheStats};
 pub use cap_lease::{release_cached_if_idle, CapLease};
 pub use resident::resident_bytes;

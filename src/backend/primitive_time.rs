@@ -39,6 +39,9 @@ pub struct PrimitiveTimes {
     /// The GEMMs and factorizations by shape and dtype (empty where the backend does not
     /// record shapes).
     pub by_shape: Vec<ShapeTime>,
+    /// Blocks mapped fresh from the system while the task ran, where srcflow's block cache is
+    /// the global allocator (the binary, the Python extension): memory the task did not reuse.
+    pub blocks_mapped: usize,
 }
 
 impl PrimitiveTimes {
@@ -94,6 +97,7 @@ impl Add for PrimitiveTimes {
             factorization_s: self.factorization_s + other.factorization_s,
             copy_s: self.copy_s + other.copy_s,
             by_shape: self.by_shape,
+            blocks_mapped: self.blocks_mapped + other.blocks_mapped,
         };
         other.by_shape.into_iter().fold(sum, |sum, s| {
             sum.plus_shape(s.shape, s.dtype, s.calls, s.seconds)
@@ -145,9 +149,12 @@ fn counted<R>(
     result
 }
 
-/// What the current thread counted since the last call; the count starts again from zero.
+/// What the current thread counted since the last call, with the blocks it mapped; the count
+/// starts again from zero.
 pub(crate) fn take() -> PrimitiveTimes {
-    COUNTED.with(|counted| counted.take())
+    let mut counted = COUNTED.with(|counted| counted.take());
+    counted.blocks_mapped += crate::alloc::take_mapped_here();
+    counted
 }
 
 /// Adds `times` to the current thread's count (how a count moves from the thread that ran a

@@ -165,8 +165,8 @@ fn names(graph: &SweepGraph, scope: TraceScope) -> Vec<Value> {
 }
 
 /// The complete event of one task, with its site, pass, columns, bytes, flops and rate, its
-/// work and dispatch gap (compute tasks), and the seconds its backend primitives took by kind
-/// and by shape where the backend counted them.
+/// work and dispatch gap (compute tasks), the seconds its backend primitives took by kind and
+/// by shape where the backend counted them, and the blocks it mapped fresh.
 fn slice(
     graph: &SweepGraph,
     event: &TaskEvent,
@@ -203,6 +203,9 @@ fn slice(
         args["copy_s"] = json!(event.primitives.copy_s);
         if !event.primitives.by_shape.is_empty() {
             args["shapes"] = json!(event.primitives.by_shape);
+        }
+        if event.primitives.blocks_mapped > 0 {
+            args["blocks_mapped"] = json!(event.primitives.blocks_mapped);
         }
     }
     if let Op::Spill { to: tier } | Op::Fetch { from: tier } = event.op {

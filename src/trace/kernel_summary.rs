@@ -1,5 +1,6 @@
 //! `KernelSummary`: the compute tasks of a trace summed per kernel, with the shares of their
-//! time spent in GEMMs, factorizations and copies (`srcflow report`).
+//! time spent in GEMMs, factorizations and copies, and the blocks they mapped fresh (`srcflow
+//! report`).
 
 use super::summary::Slice;
 use serde::Serialize;
@@ -24,6 +25,9 @@ pub struct KernelSummary {
     /// Share in copies that move or convert elements (permutes, conjugations, casts, scalings,
     /// slices, joins, placements, zero fills).
     pub copy_share: f64,
+    /// Blocks its tasks mapped fresh from the system (memory not reused; 0 where the block
+    /// cache was not the allocator).
+    pub blocks_mapped: usize,
 }
 
 impl KernelSummary {
@@ -54,6 +58,7 @@ impl KernelSummary {
             gemm_share: share(total(|s| s.primitives.gemm_s)),
             factorization_share: share(total(|s| s.primitives.factorization_s)),
             copy_share: share(total(|s| s.primitives.copy_s)),
+            blocks_mapped: tasks.iter().map(|s| s.primitives.blocks_mapped).sum(),
         }
     }
 
@@ -67,12 +72,21 @@ impl KernelSummary {
         }
         writeln!(
             f,
-            "compute by kernel (both passes; shares of busy time in backend primitives):"
+            "compute by kernel (both passes; shares of busy time in backend primitives; blocks \
+             mapped fresh from the system):"
         )?;
         writeln!(
             f,
-            "  {:<10} {:>6} {:>8} {:>8} {:>7} {:>9} {:>8} {:>7}",
-            "kernel", "tasks", "busy s", "GFLOP/s", "GEMM", "QR/SVD", "copies", "other"
+            "  {:<10} {:>6} {:>8} {:>8} {:>7} {:>9} {:>8} {:>7} {:>13}",
+            "kernel",
+            "tasks",
+            "busy s",
+            "GFLOP/s",
+            "GEMM",
+            "QR/SVD",
+            "copies",
+            "other",
+            "fresh blocks"
         )?;
         for k in kernels {
             let counted = k.gemm_share + k.factorization_share + k.copy_share;
@@ -87,7 +101,7 @@ impl KernelSummary {
             let other = 1.0 - counted;
             writeln!(
                 f,
-                "  {:<10} {:>6} {:>8.3} {:>8.1} {:>7} {:>9} {:>8} {:>7}",
+                "  {:<10} {:>6} {:>8.3} {:>8.1} {:>7} {:>9} {:>8} {:>7} {:>13}",
                 k.kernel,
                 k.tasks,
                 k.busy_s,
@@ -95,7 +109,8 @@ impl KernelSummary {
                 percent(k.gemm_share),
                 percent(k.factorization_share),
                 percent(k.copy_share),
-                percent(other.max(0.0))
+                percent(other.max(0.0)),
+                k.blocks_mapped
             )?;
         }
         Ok(())

@@ -252,6 +252,7 @@ fn slices(events: &[Value]) -> std::result::Result<Vec<Slice>, String> {
                 factorization_s: seconds("factorization_s"),
                 copy_s: seconds("copy_s"),
                 by_shape: shapes(e)?,
+                blocks_mapped: e["args"]["blocks_mapped"].as_u64().unwrap_or(0) as usize,
             },
             lane: if stall {
                 compute(track.0)
