@@ -1,5 +1,6 @@
-//! The block cache as this test binary's global allocator: it reuses freed blocks, hands out
-//! zeroed memory when asked, and unmaps cached blocks rather than pass its cap.
+//! The block cache as this test binary's global allocator: it reuses freed blocks for requests
+//! of any size they hold, hands out zeroed memory when asked, and gives cached memory back
+//! rather than pass its cap.
 
 use srcflow::alloc::{resident_bytes, stats, BlockCache, CapLease};
 
@@ -22,17 +23,30 @@ fn blocks_are_reused_zeroed_and_released_under_the_cap() {
     );
     assert_eq!(stats().mapped, before.mapped, "the freed block was reused");
     drop(clean);
+    let smaller = (vec![3u8; 5 * MB], vec![4u8; 2 * MB]);
+    assert_eq!(
+        stats().mapped,
+        before.mapped,
+        "a freed block serves smaller requests of other sizes"
+    );
+    drop(smaller);
 
     let cached_before = stats().cached_bytes;
     assert!(cached_before >= 8 * MB);
     let resident = resident_bytes().expect("Linux reports resident memory");
     let lease = CapLease::new(Some((resident + 2 * MB) as u64));
-    let other_size = vec![1u8; 5 * MB];
+    let reused = vec![1u8; 5 * MB];
+    assert_eq!(
+        stats().unmapped,
+        before.unmapped,
+        "reusing cached memory adds nothing resident: nothing is given back"
+    );
+    let larger = vec![2u8; 16 * MB];
     drop(lease);
     assert!(
         stats().unmapped > before.unmapped,
-        "a cached block was released for the cap"
+        "cached memory was given back before fresh memory passed the cap"
     );
     assert!(stats().cached_bytes < cached_before);
-    drop(other_size);
+    drop((reused, larger));
 }

@@ -67,9 +67,10 @@ pub struct Report {
     pub peak_bytes: TierBytes,
     /// The process's peak resident memory so far (`VmHWM`), where the system reports it.
     pub peak_rss_bytes: Option<u64>,
-    /// Large blocks the block cache mapped during the run (0 unless it is the global allocator).
+    /// Large blocks the block cache served from fresh memory during the run, not reused (0
+    /// unless it is the global allocator).
     pub blocks_mapped: usize,
-    /// Cached large blocks it unmapped to keep the process within the planned peak.
+    /// Free ranges it gave back to the system to keep the process within the planned peak.
     pub blocks_released: usize,
     /// What the memory governor did: refusals, failed allocations, releases, rewrites.
     pub memory: MemoryReport,
@@ -369,7 +370,7 @@ impl fmt::Display for Internals<'_> {
         }
         write!(
             f,
-            "large blocks   {} mapped, {} released to stay within the plan",
+            "large blocks   {} from fresh memory, {} free ranges released to stay within the plan",
             report.blocks_mapped, report.blocks_released
         )
     }
