@@ -1,5 +1,5 @@
 //! With the block cache as the global allocator (as in the binary), each task's trace slice
-//! counts the blocks it mapped fresh from the system, and those counts add up to no more than
+//! counts the blocks it took from fresh memory, and those counts add up to no more than
 //! the cache's own.
 
 use srcflow::alloc::{stats, BlockCache};

@@ -66,7 +66,7 @@ impl PrimitiveShape {
         }) * complex_share
     }
 
-    /// The shape as `srcflow report` and `benches/kernel_shapes.rs` write it: `gemm
+    /// The shape as `srcflow report` and `benches/kernel_rates_in_run.rs` write it: `gemm
     /// 1×1536×192×96` (batch, m, n, k) followed by `ᵀ·` or `·ᵀ` where the left or the right
     /// operand is read transposed, `qr 192×96` (rows, columns).
     pub fn label(&self) -> String {

@@ -39,8 +39,9 @@ pub struct PrimitiveTimes {
     /// The GEMMs and factorizations by shape and dtype (empty where the backend does not
     /// record shapes).
     pub by_shape: Vec<ShapeTime>,
-    /// Blocks mapped fresh from the system while the task ran, where srcflow's block cache is
-    /// the global allocator (the binary, the Python extension): memory the task did not reuse.
+    /// Blocks taken from fresh memory (pages faulted in anew) while the task ran, where
+    /// srcflow's block cache is the global allocator (the binary, the Python extension):
+    /// memory the task did not reuse.
     pub blocks_mapped: usize,
 }
 
@@ -140,11 +141,15 @@ fn counted<R>(
     let seconds = start.elapsed().as_secs_f64();
     DEPTH.with(|depth| depth.set(depth.get() - 1));
     if outermost {
-        let mut times = PrimitiveTimes::default().plus(kind, seconds);
-        if let Some((shape, dtype)) = shape {
-            times = times.plus_shape(shape, dtype, 1, seconds);
-        }
-        add(times);
+        // Counted into the thread's own tally: a shape seen before in the task costs no
+        // allocation.
+        COUNTED.with(|counted| {
+            let mut times = counted.take().plus(kind, seconds);
+            if let Some((shape, dtype)) = shape {
+                times = times.plus_shape(shape, dtype, 1, seconds);
+            }
+            counted.set(times);
+        });
     }
     result
 }

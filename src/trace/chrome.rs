@@ -166,7 +166,7 @@ fn names(graph: &SweepGraph, scope: TraceScope) -> Vec<Value> {
 
 /// The complete event of one task, with its site, pass, columns, bytes, flops and rate, its
 /// work and dispatch gap (compute tasks), the seconds its backend primitives took by kind and
-/// by shape where the backend counted them, and the blocks it mapped fresh.
+/// by shape where the backend counted them, and the blocks it took from fresh memory.
 fn slice(
     graph: &SweepGraph,
     event: &TaskEvent,

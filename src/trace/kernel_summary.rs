@@ -1,6 +1,6 @@
 //! `KernelSummary`: the compute tasks of a trace summed per kernel, with the shares of their
-//! time spent in GEMMs, factorizations and copies, and the blocks they mapped fresh (`srcflow
-//! report`).
+//! time spent in GEMMs, factorizations and copies, and the blocks they took from fresh
+//! memory (`srcflow report`).
 
 use super::summary::Slice;
 use serde::Serialize;
@@ -25,8 +25,8 @@ pub struct KernelSummary {
     /// Share in copies that move or convert elements (permutes, conjugations, casts, scalings,
     /// slices, joins, placements, zero fills).
     pub copy_share: f64,
-    /// Blocks its tasks mapped fresh from the system (memory not reused; 0 where the block
-    /// cache was not the allocator).
+    /// Blocks its tasks took from fresh memory, not reused (0 where the block cache was not
+    /// the allocator).
     pub blocks_mapped: usize,
 }
 
@@ -73,7 +73,7 @@ impl KernelSummary {
         writeln!(
             f,
             "compute by kernel (both passes; shares of busy time in backend primitives; blocks \
-             mapped fresh from the system):"
+             taken from fresh memory):"
         )?;
         writeln!(
             f,
