@@ -27,8 +27,29 @@ impl CpuBackend {
             .thread_name(|i| format!("srcflow-cpu-{i}"))
             .build()
             .map_err(|e| Error::Invalid(format!("cannot start {threads} threads: {e}")))?;
+        pool.broadcast(|_| reserve_gemm_workspace());
         Ok(CpuBackend { pool })
     }
+}
+
+/// Runs one GEMM just large enough to reach faer's blocked kernel (`private_gemm_x86`), which
+/// reserves its packing workspace (twice the L3 cache, address space that is not yet written)
+/// in the calling thread's locals on its first call. Each pool thread does so when the pool
+/// starts, so what a call holds is the call's, whichever threads its GEMMs happened to run on.
+fn reserve_gemm_workspace() {
+    const SIDE: usize = 17;
+    let a = vec![faer::c64::new(0.0, 0.0); SIDE * SIDE];
+    let mut out = vec![faer::c64::new(0.0, 0.0); SIDE * SIDE];
+    let lhs = MatRef::from_row_major_slice(&a, SIDE, SIDE);
+    let dst = MatMut::from_row_major_slice_mut(&mut out, SIDE, SIDE);
+    faer::linalg::matmul::matmul(
+        dst,
+        Accum::Replace,
+        lhs,
+        lhs,
+        faer::c64::new(1.0, 0.0),
+        Par::Seq,
+    );
 }
 
 /// The elements of `tensor`, which a CPU backend made, as `T`.

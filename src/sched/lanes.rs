@@ -12,7 +12,7 @@ use crossbeam_channel::{unbounded, Receiver, RecvTimeoutError, Sender};
 use petgraph::stable_graph::NodeIndex;
 use std::collections::HashMap;
 use std::sync::Arc;
-use std::thread::Scope;
+use std::thread::{Scope, ScopedJoinHandle};
 use std::time::{Duration, Instant};
 
 /// A task handed to a lane (a copy: the dispatcher may rewrite its graph meanwhile), with the
@@ -77,6 +77,8 @@ pub(super) struct ThreadLanes<'scope, 'env> {
     done_tx: Sender<Done>,
     done: Receiver<Done>,
     network: Option<&'env dyn NetworkLane>,
+    /// The lanes' threads, joined when the lanes are dropped.
+    threads: Vec<ScopedJoinHandle<'scope, ()>>,
 }
 
 impl<'scope, 'env> ThreadLanes<'scope, 'env> {
@@ -96,12 +98,14 @@ impl<'scope, 'env> ThreadLanes<'scope, 'env> {
             done_tx,
             done,
             network,
+            threads: Vec::new(),
         };
         if let Some(network) = network {
             for lane in lanes.into_iter().filter(|l| l.lane == Lane::Network) {
                 let (tx, rx) = unbounded::<Job>();
                 let done_tx = started.done_tx.clone();
-                started.scope.spawn(move || network.serve(rx, done_tx));
+                let thread = started.scope.spawn(move || network.serve(rx, done_tx));
+                started.threads.push(thread);
                 started.senders.insert(lane, tx);
             }
         }
@@ -109,11 +113,29 @@ impl<'scope, 'env> ThreadLanes<'scope, 'env> {
     }
 
     /// A new worker thread running the jobs sent on the channel returned.
-    fn start_worker(&self) -> Sender<Job> {
+    fn start_worker(&mut self) -> Sender<Job> {
         let (tx, rx) = unbounded::<Job>();
         let (executor, done_tx) = (self.executor, self.done_tx.clone());
-        self.scope.spawn(move || worker(executor, rx, done_tx));
+        let thread = self.scope.spawn(move || worker(executor, rx, done_tx));
+        self.threads.push(thread);
         tx
+    }
+}
+
+/// Closes the lanes' channels and joins their threads. A scope's end waits only for its
+/// threads' closures, not for their thread-locals to be torn down; joining waits for both, so
+/// what those hold (the GEMM library's per-thread workspace) is freed when a run returns, not
+/// while the next call runs.
+impl Drop for ThreadLanes<'_, '_> {
+    fn drop(&mut self) {
+        self.senders.clear();
+        for thread in self.threads.drain(..) {
+            if let Err(panic) = thread.join() {
+                if !std::thread::panicking() {
+                    std::panic::resume_unwind(panic);
+                }
+            }
+        }
     }
 }
 
