@@ -1,7 +1,8 @@
 //! The shape effects a compute model's features stand for (graphs/README.md), measured on the
 //! CPU backend's own primitives in complex128: GEMM rates by arithmetic intensity, with the left
 //! operand read transposed, tall against wide results, and with a fresh result against faer
-//! writing into one it reuses; QR rates by the factored matrix's shape.
+//! writing into one it reuses; a left operand whose summed axes are not contiguous, copied into
+//! GEMM order first against gathered a tile at a time; QR rates by the factored matrix's shape.
 //!
 //! `cargo bench --bench kernel_shapes [-- THREADS]` (default 2) prints one line per case: its
 //! shape, its intensity (flops per byte, complex128) and its rate (best of five).
@@ -70,6 +71,34 @@ fn reused_result_gemm((m, n, k): (usize, usize, usize), threads: usize) {
 
 /// Prints the rate of the CPU backend's thin QR of an `m × n` matrix (its flops as the dry
 /// runs count them).
+/// Prints the time of the CPU backend's batched GEMM whose left operand, of `dims`, is read
+/// with its axes in the order `perm` (`gemm.k` summed elements last): copied into that order
+/// first and then multiplied, against gathered a tile of rows at a time.
+fn permuted_left_gemm(cpu: &CpuBackend, dims: Vec<usize>, perm: &[usize], gemm: Gemm) {
+    let a = filled(cpu, dims.clone());
+    let b = filled(cpu, vec![gemm.batch, gemm.k, gemm.n]);
+    let out = vec![gemm.batch, gemm.m, gemm.n];
+    let copied = fastest(|| {
+        let a = cpu.permute(&a, perm).expect("permute runs");
+        std::hint::black_box(
+            cpu.batched_gemm(&a, &b, gemm, out.clone())
+                .expect("GEMM runs"),
+        );
+    });
+    let gathered = fastest(|| {
+        let product = cpu.batched_gemm_permuted(&a, perm, &b, gemm, out.clone());
+        std::hint::black_box(product.expect("GEMM runs"));
+    });
+    let Gemm { batch, m, n, k, .. } = gemm;
+    let gflops = |seconds: f64| 8.0 * (batch * m * n * k) as f64 / seconds / 1e9;
+    println!(
+        "GEMM {batch} × {m} × {n} × {k}, left operand {dims:?} read as {perm:?}: copied first \
+         {:.1} GFLOP/s ({copied:.2e} s), gathered {:.1} GFLOP/s ({gathered:.2e} s)",
+        gflops(copied),
+        gflops(gathered)
+    );
+}
+
 fn backend_qr(cpu: &CpuBackend, (m, n): (usize, usize)) {
     let a = filled(cpu, vec![n, m]);
     let seconds = fastest(|| {
@@ -105,6 +134,26 @@ fn main() {
         backend_gemm(&cpu, shape, transposed);
     }
     reused_result_gemm((204800, 8, 8), cpu.threads());
+    // MPO·MPO's bottom core (25 sites, bonds 256 over 4), MPO·MPS's fold and environment (40
+    // sites, bond 128, MPO bond 16): the left operands the backend gathers.
+    permuted_left_gemm(
+        &cpu,
+        vec![256, 4, 256, 2, 2],
+        &[0, 2, 3, 1, 4],
+        Gemm::new(1, 131072, 8, 8),
+    );
+    permuted_left_gemm(
+        &cpu,
+        vec![128, 16, 128, 2],
+        &[0, 2, 1, 3],
+        Gemm::new(1, 16384, 32, 32),
+    );
+    permuted_left_gemm(
+        &cpu,
+        vec![128, 16, 128, 2],
+        &[0, 2, 1, 3],
+        Gemm::new(128, 128, 16, 32),
+    );
     // 192 × 96: the sketch's QR in that run.
     for shape in [
         (192, 96),

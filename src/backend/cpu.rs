@@ -1,6 +1,7 @@
 //! `CpuBackend`: the primitives on host memory, GEMM, QR and SVD by faer, parallel with a rayon
 //! pool of its own (each device of a run keeps its own pool; nothing is set globally).
 
+use super::gathered_gemm::{gathered_gemm, gathers};
 use super::primitive_time::{timed, timed_shape, Primitive};
 use super::PrimitiveShape;
 use super::{matrix_dims, placeable, Backend, DeviceTensor, Gemm, Stream};
@@ -133,8 +134,6 @@ fn batched_gemm<T: Scalar>(gemm: Gemm, a: &[T], b: &[T], out: &mut [MaybeUninit<
         };
         return batched_gemm(gemm, &row_major, b, out);
     }
-    let conj = |flag: bool| if flag { Conj::Yes } else { Conj::No };
-    let (conj_a, conj_b) = (conj(gemm.conj_a), conj(gemm.conj_b));
     if m * n == 0 {
         return;
     }
@@ -143,34 +142,8 @@ fn batched_gemm<T: Scalar>(gemm: Gemm, a: &[T], b: &[T], out: &mut [MaybeUninit<
         out.fill(MaybeUninit::new(T::zero()));
         return;
     }
-    let one_gemm = |a: &[T], b: &[T], out: &mut [MaybeUninit<T>], par: Par| {
-        let lhs = if gemm.transpose_a {
-            MatRef::from_row_major_slice(a, k, m).transpose()
-        } else {
-            MatRef::from_row_major_slice(a, m, k)
-        };
-        let rhs = if gemm.transpose_b {
-            MatRef::from_row_major_slice(b, n, k).transpose()
-        } else {
-            MatRef::from_row_major_slice(b, k, n)
-        };
-        assert_eq!(out.len(), m * n, "one product's result");
-        // SAFETY: `out` holds the `m × n` row-major elements this view spans, borrowed
-        // mutably for the call; faer writes each of them and reads none (`Accum::Replace`).
-        let dst = unsafe {
-            MatMut::from_raw_parts_mut(out.as_mut_ptr().cast::<T>(), m, n, n as isize, 1)
-        };
-        faer::linalg::matmul::matmul_with_conj(
-            dst,
-            Accum::Replace,
-            lhs,
-            conj_a,
-            rhs,
-            conj_b,
-            T::one(),
-            par,
-        );
-    };
+    let one_gemm =
+        |a: &[T], b: &[T], out: &mut [MaybeUninit<T>], par: Par| one_product(gemm, a, b, out, par);
     let a_blocks = a.chunks(m * k);
     let b_blocks = b.chunks(k * n);
     if batch * m * n * k < SMALL_GEMM {
@@ -190,6 +163,45 @@ fn batched_gemm<T: Scalar>(gemm: Gemm, a: &[T], b: &[T], out: &mut [MaybeUninit<
             .zip(b_blocks)
             .for_each(|((o, a), b)| one_gemm(a, b, o, par));
     }
+}
+
+/// `out = op(a) · op(b)` for one product of `gemm` (its `m × k` and `k × n` operands), with
+/// faer's GEMM, written into `out` without reading it (faer's `Accum::Replace` never reads its
+/// destination).
+pub(super) fn one_product<T: Scalar>(
+    gemm: Gemm,
+    a: &[T],
+    b: &[T],
+    out: &mut [MaybeUninit<T>],
+    par: Par,
+) {
+    let Gemm { m, n, k, .. } = gemm;
+    let conj = |flag: bool| if flag { Conj::Yes } else { Conj::No };
+    let lhs = if gemm.transpose_a {
+        MatRef::from_row_major_slice(a, k, m).transpose()
+    } else {
+        MatRef::from_row_major_slice(a, m, k)
+    };
+    let rhs = if gemm.transpose_b {
+        MatRef::from_row_major_slice(b, n, k).transpose()
+    } else {
+        MatRef::from_row_major_slice(b, k, n)
+    };
+    assert_eq!(out.len(), m * n, "one product's result");
+    // SAFETY: `out` holds the `m × n` row-major elements this view spans, borrowed mutably for
+    // the call; faer writes each of them and reads none (`Accum::Replace`).
+    let dst =
+        unsafe { MatMut::from_raw_parts_mut(out.as_mut_ptr().cast::<T>(), m, n, n as isize, 1) };
+    faer::linalg::matmul::matmul_with_conj(
+        dst,
+        Accum::Replace,
+        lhs,
+        conj(gemm.conj_a),
+        rhs,
+        conj(gemm.conj_b),
+        T::one(),
+        par,
+    );
 }
 
 impl Backend for CpuBackend {
@@ -311,6 +323,40 @@ impl Backend for CpuBackend {
                         let mut out = Vec::with_capacity(len);
                         batched_gemm(gemm, a, b, &mut out.spare_capacity_mut()[..len]);
                         // SAFETY: `batched_gemm` wrote all `len` elements.
+                        unsafe { out.set_len(len) };
+                        tensor_of(dims, out)
+                    })
+                })
+            },
+        )
+    }
+
+    /// Gathers `a` a tile of rows at a time where [`gathers`] says so (a short sum and a small
+    /// right operand); otherwise copies it into GEMM order first.
+    fn batched_gemm_permuted(
+        &self,
+        a: &DeviceTensor,
+        perm: &[usize],
+        b: &DeviceTensor,
+        gemm: Gemm,
+        dims: Vec<usize>,
+    ) -> Result<DeviceTensor> {
+        let len = gemm.batch * gemm.m * gemm.n;
+        if !gathers(&gemm) || len == 0 || gemm.k == 0 {
+            return self.batched_gemm(&self.permute(a, perm)?, b, gemm, dims);
+        }
+        timed_shape(
+            Primitive::Gemm,
+            PrimitiveShape::of_gemm(&gemm),
+            a.dtype(),
+            || {
+                self.pool.install(|| {
+                    for_dtype!(a.dtype(), T => {
+                        let (a_elements, b) = (elements::<T>(a)?, elements::<T>(b)?);
+                        let mut out = Vec::with_capacity(len);
+                        let slots = &mut out.spare_capacity_mut()[..len];
+                        gathered_gemm(gemm, a_elements, a.dims(), perm, b, slots);
+                        // SAFETY: `gathered_gemm` wrote all `len` elements.
                         unsafe { out.set_len(len) };
                         tensor_of(dims, out)
                     })

@@ -10,6 +10,7 @@ mod for_dtype;
 mod cpu;
 mod cuda;
 mod device_tensor;
+mod gathered_gemm;
 mod kind;
 mod operand;
 mod primitive_shape;
@@ -135,6 +136,19 @@ pub trait Backend: Send + Sync {
         gemm: Gemm,
         dims: Vec<usize>,
     ) -> Result<DeviceTensor>;
+    /// [`Backend::batched_gemm`] whose left operand is `a` with its axes in the order `perm`
+    /// (batch axes, rows, then the summed axes), a permutation that moves elements. The default
+    /// copies `a` into that order first; a backend may read it where it is.
+    fn batched_gemm_permuted(
+        &self,
+        a: &DeviceTensor,
+        perm: &[usize],
+        b: &DeviceTensor,
+        gemm: Gemm,
+        dims: Vec<usize>,
+    ) -> Result<DeviceTensor> {
+        self.batched_gemm(&self.permute(a, perm)?, b, gemm, dims)
+    }
     /// Thin Householder QR of the `m × n` matrix `a`: `Q` (`m × r`, orthonormal columns) and
     /// `R` (`r × n`, upper triangular), `r = min(m, n)`. Matrices are column-major, as LAPACK
     /// and cuSOLVER take them: an `m × n` matrix is a tensor of dimensions `[n, m]`.

@@ -104,18 +104,26 @@ impl Operand for Labeled<BackendTensor<'_>> {
         let (da, db) = (a.tensor.dims(), b.tensor.dims());
         let plan = ContractionPlan::new(&self.legs, da, &other.legs, db, batch);
         meter.record_step(plan.work(da, db), plan.peak_bytes(da, db));
-        let (pa, transpose_a) =
-            a.gemm_operand(plan.layout_a(da), &plan.perm_a, &plan.perm_a_transposed)?;
         let (pb, transpose_b) =
             b.gemm_operand(plan.layout_b(db), &plan.perm_b, &plan.perm_b_transposed)?;
         let gemm = Gemm {
             conj_a: a.conjugated,
             conj_b: b.conjugated,
-            transpose_a,
             transpose_b,
             ..Gemm::new(plan.batch, plan.m, plan.n, plan.k)
         };
-        let out = a.backend.batched_gemm(&pa, &pb, gemm, plan.dims)?;
+        let out = if plan.layout_a(da) == OperandLayout::Copied {
+            let backend = a.backend;
+            backend.batched_gemm_permuted(&a.tensor, &plan.perm_a, &pb, gemm, plan.dims)?
+        } else {
+            let (pa, transpose_a) =
+                a.gemm_operand(plan.layout_a(da), &plan.perm_a, &plan.perm_a_transposed)?;
+            let gemm = Gemm {
+                transpose_a,
+                ..gemm
+            };
+            a.backend.batched_gemm(&pa, &pb, gemm, plan.dims)?
+        };
         Ok(Labeled {
             legs: plan.legs,
             value: a.with(out, false),

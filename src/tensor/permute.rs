@@ -229,7 +229,7 @@ pub(crate) fn row_major_strides(shape: &[usize]) -> Vec<usize> {
 }
 
 /// Multi-index of the `flat`-th element of an array of `shape` (row-major).
-fn unravel(mut flat: usize, shape: &[usize]) -> Vec<usize> {
+pub(crate) fn unravel(mut flat: usize, shape: &[usize]) -> Vec<usize> {
     let mut index = vec![0; shape.len()];
     for i in (0..shape.len()).rev() {
         index[i] = flat % shape[i];
@@ -239,7 +239,12 @@ fn unravel(mut flat: usize, shape: &[usize]) -> Vec<usize> {
 }
 
 /// Steps `index` to the next row (odometer order) and returns the new source offset.
-fn advance(index: &mut [usize], shape: &[usize], strides: &[usize], mut offset: usize) -> usize {
+pub(crate) fn advance(
+    index: &mut [usize],
+    shape: &[usize],
+    strides: &[usize],
+    mut offset: usize,
+) -> usize {
     for i in (0..index.len()).rev() {
         index[i] += 1;
         offset += strides[i];
