@@ -2,7 +2,8 @@
 //! CPU backend's own primitives in complex128: GEMM rates by arithmetic intensity, with the left
 //! operand read transposed, tall against wide results, and with a fresh result against faer
 //! writing into one it reuses; a left operand whose summed axes are not contiguous, copied into
-//! GEMM order first against gathered a tile at a time; QR rates by the factored matrix's shape.
+//! GEMM order first against gathered a tile at a time; permutes of a kernel's results into the
+//! order the next one reads; QR rates by the factored matrix's shape.
 //!
 //! `cargo bench --bench kernel_shapes [-- THREADS]` (default 2) prints one line per case: its
 //! shape, its intensity (flops per byte, complex128) and its rate (best of five).
@@ -99,6 +100,20 @@ fn permuted_left_gemm(cpu: &CpuBackend, dims: Vec<usize>, perm: &[usize], gemm: 
     );
 }
 
+/// Prints the rate (bytes read and written) of the CPU backend's permute of a tensor of `dims`
+/// into the order `perm`.
+fn backend_permute(cpu: &CpuBackend, dims: Vec<usize>, perm: &[usize]) {
+    let a = filled(cpu, dims.clone());
+    let seconds = fastest(|| {
+        std::hint::black_box(cpu.permute(&a, perm).expect("permute runs"));
+    });
+    let bytes = 2.0 * 16.0 * dims.iter().product::<usize>() as f64;
+    println!(
+        "permute {dims:?} to {perm:?}: {:.1} GB/s ({seconds:.2e} s)",
+        bytes / seconds / 1e9
+    );
+}
+
 fn backend_qr(cpu: &CpuBackend, (m, n): (usize, usize)) {
     let a = filled(cpu, vec![n, m]);
     let seconds = fastest(|| {
@@ -154,6 +169,11 @@ fn main() {
         &[0, 2, 1, 3],
         Gemm::new(128, 128, 16, 32),
     );
+    // The fold's result into the order the projection reads, on MPO·MPS (40 sites, bond 128,
+    // MPO bond 16) and MPO·MPO (25 sites, bonds 256 over 4); the projection's result.
+    backend_permute(&cpu, vec![128, 128, 1, 16, 2], &[3, 1, 4, 2, 0]);
+    backend_permute(&cpu, vec![256, 256, 2, 4, 2], &[1, 3, 2, 4, 0]);
+    backend_permute(&cpu, vec![16, 128, 128], &[2, 0, 1]);
     // 192 × 96: the sketch's QR in that run.
     for shape in [
         (192, 96),

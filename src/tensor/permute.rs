@@ -89,8 +89,9 @@ fn next_kept(shape: &[usize], axis: usize) -> Option<usize> {
 ///
 /// The output is written in rows of its last axis; when that axis is short, a row spans the last
 /// two axes so the inner loops stay long enough to pay for stepping the outer index. When the
-/// output's last axis and the input's are both long and differ, the copy goes by tiles
-/// ([`tiled_data`]).
+/// output's last axis is long and comes from another input axis than the last, and the input's
+/// trailing axes before it hold runs of [`SHORTEST_RUN`] elements or more, the copy goes by
+/// tiles ([`tiled_data`]).
 fn permuted_data<T: Scalar>(src: &[T], shape: &[usize], perm: &[usize]) -> Vec<T> {
     let last = shape.len() - 1;
     // Axes the tiles permute, and elements each moves together (a last axis that stays last).
@@ -100,7 +101,7 @@ fn permuted_data<T: Scalar>(src: &[T], shape: &[usize], perm: &[usize]) -> Vec<T
     };
     let tiled = axes >= 2 && perm[axes - 1] != axes - 1 && block < SHORT_ROW;
     let large = src.len() >= TILED_FROM && shape[perm[axes - 1]] >= TILE;
-    if tiled && large && shape[axes - 1] >= TILE {
+    if tiled && large && run_axes(&shape[..axes], perm[axes - 1]).1 >= SHORTEST_RUN {
         return tiled_data(src, &shape[..axes], &perm[..axes], block);
     }
     let out_shape: Vec<usize> = perm.iter().map(|&p| shape[p]).collect();
@@ -150,23 +151,49 @@ const TILE: usize = 32;
 /// cache, where the row copy is as fast.
 const TILED_FROM: usize = 1 << 16;
 
+/// Fewest contiguous input elements (of the input's trailing axes) that a tiled copy reads at a
+/// time; shorter runs go by rows.
+const SHORTEST_RUN: usize = 8;
+
+/// The first of the input's trailing axes (of `shape`) that a tile reads as one contiguous run,
+/// and the run's length: from the last axis towards the first, up to the output's last axis
+/// `column` (not included) or until the run spans [`TILE`].
+fn run_axes(shape: &[usize], column: usize) -> (usize, usize) {
+    let (mut first, mut run) = (shape.len(), 1);
+    while first > 0 && first - 1 != column && run < TILE {
+        first -= 1;
+        run *= shape[first];
+    }
+    (first, run)
+}
+
 /// [`permuted_data`] by tiles, where the output's last axis is not the input's: the arrays
 /// are `shape` of blocks of `block` contiguous elements, permuted by `perm`. Tiles of `TILE` ×
-/// `TILE` blocks over the input's last axis and the output's are read in the input's rows and
-/// written in the output's, so both sides stay in cache; tasks are rows of tiles, for each
-/// index of the other axes.
+/// `TILE` blocks, over the input's trailing axes read as one run ([`run_axes`]) and the
+/// output's last axis, are read in the input's runs and written in the output's rows, so both
+/// sides stay in cache; tasks are rows of tiles, for each index of the other axes.
 fn tiled_data<T: Scalar>(src: &[T], shape: &[usize], perm: &[usize], block: usize) -> Vec<T> {
     let last = shape.len() - 1;
     let out_shape: Vec<usize> = perm.iter().map(|&p| shape[p]).collect();
     let (in_strides, out_strides) = (row_major_strides(shape), row_major_strides(&out_shape));
-    let contiguous = perm.iter().position(|&p| p == last).expect("a permutation");
-    let others: Vec<usize> = (0..last).filter(|&a| a != contiguous).collect();
+    let (first_run_axis, _) = run_axes(shape, perm[last]);
+    let position = |axis: usize| perm.iter().position(|&p| p == axis).expect("a permutation");
+    // Where each element of a run goes in the output, from the run's first.
+    let mut run_offsets = vec![0];
+    for axis in first_run_axis..shape.len() {
+        let (size, stride) = (shape[axis], out_strides[position(axis)]);
+        run_offsets = run_offsets
+            .iter()
+            .flat_map(|&o| (0..size).map(move |i| o + i * stride))
+            .collect();
+    }
+    let others: Vec<usize> = (0..last).filter(|&a| perm[a] < first_run_axis).collect();
     let other_shape: Vec<usize> = others.iter().map(|&a| out_shape[a]).collect();
     let offset = |index: &[usize], stride: &dyn Fn(usize) -> usize| -> usize {
         index.iter().zip(&others).map(|(i, &a)| i * stride(a)).sum()
     };
-    let (rows, columns) = (out_shape[contiguous], out_shape[last]);
-    let (row_stride, column_stride) = (out_strides[contiguous], in_strides[perm[last]]);
+    let (rows, columns) = (run_offsets.len(), out_shape[last]);
+    let column_stride = in_strides[perm[last]];
     let tile_rows = rows.div_ceil(TILE);
     let tasks = other_shape.iter().product::<usize>() * tile_rows;
     let mut out: Vec<T> = Vec::with_capacity(src.len());
@@ -179,8 +206,17 @@ fn tiled_data<T: Scalar>(src: &[T], shape: &[usize], perm: &[usize], block: usiz
         let tile = first..(first + TILE).min(rows);
         for start in (0..columns).step_by(TILE) {
             for row in tile.clone() {
-                let to = to + row * row_stride;
-                for column in start..(start + TILE).min(columns) {
+                let to = to + run_offsets[row];
+                let columns = start..(start + TILE).min(columns);
+                if block == 1 {
+                    let from = &src[from + row..];
+                    for column in columns {
+                        // SAFETY: as below, for blocks of one element.
+                        unsafe { dst.write_one(to + column, from[column * column_stride]) };
+                    }
+                    continue;
+                }
+                for column in columns {
                     let at = (from + row + column * column_stride) * block;
                     let values = &src[at..at + block];
                     // SAFETY: the block `to + column` lies in the output (an index of its
@@ -203,6 +239,15 @@ struct OutPtr<T>(*mut T);
 unsafe impl<T: Send> Sync for OutPtr<T> {}
 
 impl<T: Copy> OutPtr<T> {
+    /// Writes `value` at element `at`.
+    ///
+    /// # Safety
+    /// `at` lies in the buffer, and no other thread writes there.
+    unsafe fn write_one(&self, at: usize, value: T) {
+        // SAFETY: the caller's contract.
+        unsafe { self.0.add(at).write(value) }
+    }
+
     /// Writes `values` from element `at` on.
     ///
     /// # Safety
@@ -312,6 +357,12 @@ mod tests {
             [1, 3, 0, 2, 4],
             [4, 1, 2, 0, 3],
             [2, 0, 1, 4, 3],
+            // The output's last axis from the first, the input's last short (runs of 33 × 2
+            // and 70 × 33 × 2 read at once).
+            [3, 1, 4, 2, 0],
+            [4, 2, 3, 1, 0],
+            [1, 4, 3, 2, 0],
+            [4, 0, 3, 2, 1],
         ];
         for perm in perms {
             let p = t.permute(&perm);
