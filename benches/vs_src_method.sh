@@ -48,10 +48,12 @@ timed() {
     SECONDS_TAKEN="$(python3 -c "import sys; print(float(sys.argv[2]) - float(sys.argv[1]))" "$t0" "$t1")"
 }
 ZGEMM="$(cargo bench --quiet --bench zgemm_rate 2>/dev/null | tail -1 | field zgemm_gflops)"
+# OpenBLAS's zgemm through NumPy (the peers' BLAS), the reference issue 42's targets were set on.
+BLAS_ZGEMM="$(cd benches && "$PY" -c "from cpu_limit import numpy_rate; print(round(numpy_rate('complex128'), 2))")"
 
 echo "Threads: $THREADS on each side; best of REPS=$REPS."
 echo
-echo "| case | srcflow s: process / wall_s | srcflow --no-fold wall_s | src-method s: process / src() call | speed-up: processes / compression | quimb s | vs quimb | srcflow GFLOP (no fold) | srcflow GFLOP/s | % of zgemm ($ZGEMM GFLOP/s) | srcflow error | src-method error | quimb error | errors against | srcflow ↔ src-method | peak RSS MB: srcflow / src-method |"
+echo "| case | srcflow s: process / wall_s | srcflow --no-fold wall_s | src-method s: process / src() call | speed-up: processes / compression | quimb s | vs quimb | srcflow GFLOP (no fold) | srcflow GFLOP/s | % of zgemm: faer's ($ZGEMM GFLOP/s) / OpenBLAS's ($BLAS_ZGEMM) | srcflow error | src-method error | quimb error | errors against | srcflow ↔ src-method | peak RSS MB: srcflow / src-method |"
 echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
 for case in $CASES; do
     case "$case" in
@@ -115,19 +117,19 @@ for case in $CASES; do
     e_theirs="$(against_both "$dir/peer")"
     mutual="$("$BIN" distance "$dir/srcflow" "$dir/peer")"
     if [ "$t_quimb" != nan ]; then e_quimb="$(against_both "$dir/quimb")"; fi
-    python3 - "$case" "$n" "$chi" "$D" "$chi_out" "$t_ours" "$p_ours" "$t_unfolded" "$t_theirs" "$p_theirs" "$t_quimb" "$e_quimb" "$flops" "$plain_flops" "$rate" "$ZGEMM" "$e_ours" "$e_theirs" "$mutual" "$peak" "$peer_peak" <<'PY'
+    python3 - "$case" "$n" "$chi" "$D" "$chi_out" "$t_ours" "$p_ours" "$t_unfolded" "$t_theirs" "$p_theirs" "$t_quimb" "$e_quimb" "$flops" "$plain_flops" "$rate" "$ZGEMM" "$BLAS_ZGEMM" "$e_ours" "$e_theirs" "$mutual" "$peak" "$peer_peak" <<'PY'
 import sys
 (case, n, chi, D, chi_out, ours, p_ours, unfolded, theirs, p_theirs, quimb, e_quimb, flops,
- plain_flops, rate, zgemm, e_ours, e_theirs, mutual, peak, peer_peak) = sys.argv[1:]
-ours, p_ours, unfolded, theirs, p_theirs, quimb, rate, zgemm = map(
-    float, (ours, p_ours, unfolded, theirs, p_theirs, quimb, rate, zgemm))
+ plain_flops, rate, zgemm, blas_zgemm, e_ours, e_theirs, mutual, peak, peer_peak) = sys.argv[1:]
+ours, p_ours, unfolded, theirs, p_theirs, quimb, rate, zgemm, blas_zgemm = map(
+    float, (ours, p_ours, unfolded, theirs, p_theirs, quimb, rate, zgemm, blas_zgemm))
 flops, plain_flops = float(flops) / 1e9, float(plain_flops) / 1e9
 def errors(text):
     return " / ".join("nan" if x.strip() == "nan" else f"{float(x):.4e}" for x in text.split("/"))
 print(f"| {case}: n={n}, chi={chi}, D={D}, chi_out={chi_out} | {p_ours:.3f} / {ours:.3f} "
       f"| {unfolded:.3f} | {p_theirs:.3f} / {theirs:.3f} | {p_theirs / p_ours:.2f}x / {theirs / ours:.2f}x "
       f"| {quimb:.3f} | {quimb / ours:.2f}x | {flops:.1f} ({plain_flops:.1f}) "
-      f"| {rate:.1f} | {100 * rate / zgemm:.0f} % | {errors(e_ours)} | {errors(e_theirs)} "
+      f"| {rate:.1f} | {100 * rate / zgemm:.0f} % / {100 * rate / blas_zgemm:.0f} % | {errors(e_ours)} | {errors(e_theirs)} "
       f"| {errors(e_quimb)} | 2x chi_out: srcflow's / src-method's | {float(mutual):.3e} "
       f"| {float(peak):.0f} / {float(peer_peak):.0f} |")
 PY

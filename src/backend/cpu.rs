@@ -331,8 +331,8 @@ impl Backend for CpuBackend {
         )
     }
 
-    /// Gathers `a` a tile of rows at a time where [`gathers`] says so (a short sum and a small
-    /// right operand); otherwise copies it into GEMM order first.
+    /// Gathers `a` a tile of rows at a time where `gathered_gemm::gathers` says so (a short
+    /// sum and a small right operand); otherwise copies it into GEMM order first.
     fn batched_gemm_permuted(
         &self,
         a: &DeviceTensor,
