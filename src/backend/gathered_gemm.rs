@@ -67,23 +67,26 @@ impl Gather {
         }
     }
 
-    /// Copies rows `first..` of the operand `a` into `tile`, one row of `k` after another.
-    fn rows_into<T: Scalar>(&self, a: &[T], first: usize, tile: &mut [T]) {
-        let k = self.summed.len();
+    /// Replaces `tile` with `rows` rows of the operand `a` from row `first` on, one row of `k`
+    /// after another.
+    fn rows_into<T: Scalar>(&self, a: &[T], first: usize, rows: usize, tile: &mut Vec<T>) {
+        tile.clear();
         let mut index = unravel(first, &self.row_dims);
         let mut offset: usize = index
             .iter()
             .zip(&self.row_strides)
             .map(|(i, s)| i * s)
             .sum();
-        for row in tile.chunks_mut(k) {
-            for (x, &at) in row.iter_mut().zip(&self.summed) {
-                *x = a[offset + at];
-            }
+        for _ in 0..rows {
+            tile.extend(self.summed.iter().map(|&at| a[offset + at]));
             offset = advance(&mut index, &self.row_dims, &self.row_strides, offset);
         }
     }
 }
+
+/// Batches from which [`gathered_gemm`] runs batches in parallel (each one's tiles in turn);
+/// fewer run one after another, each one's tiles in parallel.
+const PARALLEL_BATCHES: usize = 16;
 
 /// `out = op(a) · op(b)` as [`Gemm`] says, where `a` is a row-major tensor of `dims` whose GEMM
 /// operand is its axes in the order `perm` (batch, rows, then summed axes); `gemm.k` and
@@ -98,20 +101,31 @@ pub(super) fn gathered_gemm<T: Scalar>(
 ) {
     let Gemm { m, n, k, .. } = gemm;
     let gather = Gather::new(dims, perm, k);
-    out.par_chunks_mut(m * n)
-        .zip(b.par_chunks(k * n))
-        .enumerate()
-        .for_each(|(batch, (out, b))| {
-            out.par_chunks_mut(TILE_ROWS * n)
-                .enumerate()
-                .for_each(|(tile, out)| {
-                    let rows = out.len() / n;
-                    let mut gathered = vec![T::zero(); rows * k];
-                    gather.rows_into(a, batch * m + tile * TILE_ROWS, &mut gathered);
-                    let product = Gemm { m: rows, ..gemm };
-                    one_product(product, &gathered, b, out, Par::Seq);
-                });
+    // The product of tile `tile` of batch `batch` (its right operand `b`) into `out`, gathered
+    // into `buffer`.
+    let tile_product = |buffer: &mut Vec<T>, batch: usize, tile: usize, b: &[T], out: &mut _| {
+        let rows = <[MaybeUninit<T>]>::len(out) / n;
+        gather.rows_into(a, batch * m + tile * TILE_ROWS, rows, buffer);
+        one_product(Gemm { m: rows, ..gemm }, buffer, b, out, Par::Seq);
+    };
+    if gemm.batch >= PARALLEL_BATCHES {
+        let batches = out
+            .par_chunks_mut(m * n)
+            .zip(b.par_chunks(k * n))
+            .enumerate();
+        batches.for_each_init(Vec::new, |buffer, (batch, (out, b))| {
+            for (tile, out) in out.chunks_mut(TILE_ROWS * n).enumerate() {
+                tile_product(buffer, batch, tile, b, out);
+            }
         });
+    } else {
+        for (batch, (out, b)) in out.chunks_mut(m * n).zip(b.chunks(k * n)).enumerate() {
+            let tiles = out.par_chunks_mut(TILE_ROWS * n).enumerate();
+            tiles.for_each_init(Vec::new, |buffer, (tile, out)| {
+                tile_product(buffer, batch, tile, b, out)
+            });
+        }
+    }
 }
 
 #[cfg(test)]
