@@ -204,6 +204,33 @@ pub(super) fn one_product<T: Scalar>(
     );
 }
 
+impl CpuBackend {
+    /// `gemm`'s product computed by `product` on the pool, timed as a GEMM of its shape.
+    fn timed_gemm(
+        &self,
+        gemm: &Gemm,
+        dtype: DType,
+        product: impl FnOnce() -> Result<DeviceTensor> + Send,
+    ) -> Result<DeviceTensor> {
+        let shape = PrimitiveShape::of_gemm(gemm);
+        timed_shape(Primitive::Gemm, shape, dtype, || self.pool.install(product))
+    }
+}
+
+/// A tensor of `dims` holding the `len` elements `write` writes, every one of them, into memory
+/// not yet written (an error if `dims` does not hold `len`).
+fn written_by<T: Typed>(
+    len: usize,
+    dims: Vec<usize>,
+    write: impl FnOnce(&mut [MaybeUninit<T>]),
+) -> Result<DeviceTensor> {
+    let mut out = Vec::with_capacity(len);
+    write(&mut out.spare_capacity_mut()[..len]);
+    // SAFETY: `write` wrote all `len` elements (its contract).
+    unsafe { out.set_len(len) };
+    tensor_of(dims, out)
+}
+
 impl Backend for CpuBackend {
     fn name(&self) -> &'static str {
         "cpu"
@@ -311,24 +338,13 @@ impl Backend for CpuBackend {
         gemm: Gemm,
         dims: Vec<usize>,
     ) -> Result<DeviceTensor> {
-        timed_shape(
-            Primitive::Gemm,
-            PrimitiveShape::of_gemm(&gemm),
-            a.dtype(),
-            || {
-                self.pool.install(|| {
-                    for_dtype!(a.dtype(), T => {
-                        let (a, b) = (elements::<T>(a)?, elements::<T>(b)?);
-                        let len = gemm.batch * gemm.m * gemm.n;
-                        let mut out = Vec::with_capacity(len);
-                        batched_gemm(gemm, a, b, &mut out.spare_capacity_mut()[..len]);
-                        // SAFETY: `batched_gemm` wrote all `len` elements.
-                        unsafe { out.set_len(len) };
-                        tensor_of(dims, out)
-                    })
-                })
-            },
-        )
+        self.timed_gemm(&gemm, a.dtype(), || {
+            for_dtype!(a.dtype(), T => {
+                let (a, b) = (elements::<T>(a)?, elements::<T>(b)?);
+                let len = gemm.batch * gemm.m * gemm.n;
+                written_by(len, dims, |out| batched_gemm(gemm, a, b, out))
+            })
+        })
     }
 
     /// Gathers `a` a tile of rows at a time where `gathered_gemm::gathers` says so (a short
@@ -341,28 +357,16 @@ impl Backend for CpuBackend {
         gemm: Gemm,
         dims: Vec<usize>,
     ) -> Result<DeviceTensor> {
-        let len = gemm.batch * gemm.m * gemm.n;
-        if !gathers(&gemm) || len == 0 || gemm.k == 0 {
+        if !gathers(&gemm) || gemm.batch * gemm.m * gemm.n == 0 || gemm.k == 0 {
             return self.batched_gemm(&self.permute(a, perm)?, b, gemm, dims);
         }
-        timed_shape(
-            Primitive::Gemm,
-            PrimitiveShape::of_gemm(&gemm),
-            a.dtype(),
-            || {
-                self.pool.install(|| {
-                    for_dtype!(a.dtype(), T => {
-                        let (a_elements, b) = (elements::<T>(a)?, elements::<T>(b)?);
-                        let mut out = Vec::with_capacity(len);
-                        let slots = &mut out.spare_capacity_mut()[..len];
-                        gathered_gemm(gemm, a_elements, a.dims(), perm, b, slots);
-                        // SAFETY: `gathered_gemm` wrote all `len` elements.
-                        unsafe { out.set_len(len) };
-                        tensor_of(dims, out)
-                    })
-                })
-            },
-        )
+        self.timed_gemm(&gemm, a.dtype(), || {
+            for_dtype!(a.dtype(), T => {
+                let (elements_a, b) = (elements::<T>(a)?, elements::<T>(b)?);
+                let (len, dims_a) = (gemm.batch * gemm.m * gemm.n, a.dims());
+                written_by(len, dims, |out| gathered_gemm(gemm, elements_a, dims_a, perm, b, out))
+            })
+        })
     }
 
     fn thin_qr(&self, a: &DeviceTensor) -> Result<(DeviceTensor, DeviceTensor)> {
