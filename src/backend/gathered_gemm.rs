@@ -7,7 +7,7 @@
 
 use super::cpu::one_product;
 use super::Gemm;
-use crate::tensor::{advance, row_major_strides, unravel, Scalar};
+use crate::tensor::{advance, offsets_of, row_major_strides, unravel, Scalar};
 use faer::Par;
 use rayon::prelude::*;
 use std::mem::MaybeUninit;
@@ -52,14 +52,7 @@ impl Gather {
         }
         debug_assert_eq!(span, k, "the trailing axes of {perm:?} span the sum");
         let (rows, summed) = perm.split_at(split);
-        let mut offsets = vec![0];
-        for &axis in summed {
-            let (size, stride) = (dims[axis], strides[axis]);
-            offsets = offsets
-                .iter()
-                .flat_map(|&o| (0..size).map(move |i| o + i * stride))
-                .collect();
-        }
+        let offsets = offsets_of(summed.iter().map(|&axis| (dims[axis], strides[axis])));
         Gather {
             row_dims: rows.iter().map(|&p| dims[p]).collect(),
             row_strides: rows.iter().map(|&p| strides[p]).collect(),
@@ -131,10 +124,10 @@ pub(super) fn gathered_gemm<T: Scalar>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::tensor::permute_elements;
+    use crate::tensor::{permute_elements, C64};
 
     /// The gathered product and the product of the permuted copy, bit for bit, for operands of
-    /// `dims` read in the order `perm` with `batch` leading batch axes.
+    /// `dims` read in the order `perm` (batch axes, rows, summed axes), for `gemm`.
     fn both(dims: &[usize], perm: &[usize], gemm: Gemm) -> (Vec<C64>, Vec<C64>) {
         let len: usize = dims.iter().product();
         let a: Vec<C64> = (0..len)
@@ -171,8 +164,6 @@ mod tests {
         unsafe { copied.set_len(size) };
         (gathered, copied)
     }
-
-    use crate::tensor::C64;
 
     #[test]
     fn a_gathered_product_is_the_product_of_the_copy_bit_for_bit() {

@@ -8,7 +8,9 @@ pub(crate) mod matrix;
 mod meter;
 mod operand;
 mod permute;
-pub(crate) use permute::{advance, keeps_layout, permute_elements, row_major_strides, unravel};
+pub(crate) use permute::{
+    advance, keeps_layout, offsets_of, permute_elements, row_major_strides, unravel,
+};
 mod plan;
 pub(crate) use plan::{ContractionPlan, OperandLayout};
 mod scalar;

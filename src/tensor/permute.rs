@@ -179,14 +179,8 @@ fn tiled_data<T: Scalar>(src: &[T], shape: &[usize], perm: &[usize], block: usiz
     let (first_run_axis, _) = run_axes(shape, perm[last]);
     let position = |axis: usize| perm.iter().position(|&p| p == axis).expect("a permutation");
     // Where each element of a run goes in the output, from the run's first.
-    let mut run_offsets = vec![0];
-    for axis in first_run_axis..shape.len() {
-        let (size, stride) = (shape[axis], out_strides[position(axis)]);
-        run_offsets = run_offsets
-            .iter()
-            .flat_map(|&o| (0..size).map(move |i| o + i * stride))
-            .collect();
-    }
+    let run_axes = (first_run_axis..shape.len()).map(|a| (shape[a], out_strides[position(a)]));
+    let run_offsets = offsets_of(run_axes);
     let others: Vec<usize> = (0..last).filter(|&a| perm[a] < first_run_axis).collect();
     let other_shape: Vec<usize> = others.iter().map(|&a| out_shape[a]).collect();
     let offset = |index: &[usize], stride: &dyn Fn(usize) -> usize| -> usize {
@@ -262,6 +256,19 @@ impl<T: Copy> OutPtr<T> {
             },
         }
     }
+}
+
+/// The offset of every element of the axes `axes` (size and stride each), in row-major order of
+/// those axes, from the first.
+pub(crate) fn offsets_of(axes: impl IntoIterator<Item = (usize, usize)>) -> Vec<usize> {
+    let mut offsets = vec![0];
+    for (size, stride) in axes {
+        offsets = offsets
+            .iter()
+            .flat_map(|&o| (0..size).map(move |i| o + i * stride))
+            .collect();
+    }
+    offsets
 }
 
 /// Row-major strides (in elements) of an array of `shape`.
