@@ -3,7 +3,7 @@
 # wall time of `srcflow run` on MPO·MPS and MPO·MPO shapes (the MPO·MPO in both orders) and
 # on an out-of-core MPO·MPS (environments on device, host and disk), and on two devices of one
 # thread each (the split that MPI ranks run, benches/mpi_ranks.sh), alternating the
-# two binaries, and whether their outputs are bitwise equal. Prints a markdown table.
+# two binaries, and whether their outputs are bitwise equal (or how far apart: `srcflow distance`). Prints a markdown table.
 #
 #   benches/against_commit.sh                 # against HEAD (the commit before uncommitted work)
 #   benches/against_commit.sh HEAD~1          # against any commit
@@ -36,7 +36,14 @@ OLD="$REPO/target/at-commit/build/release/srcflow"
 rm -rf "$WORK" && mkdir -p "$WORK"
 field() { python3 -c "import json,sys; print(json.load(sys.stdin)['$1'])"; }
 best() { python3 -c "import sys; print(min(float(x) for x in sys.argv[1:]))" "$@"; }
-same() { diff -rq "$1" "$2" >/dev/null && echo "bitwise" || echo "**differ**"; }
+# "bitwise", or the relative distance ‖new − old‖ / ‖old‖ of the two products.
+same() {
+    if diff -rq "$1" "$2" >/dev/null; then
+        echo "bitwise"
+    else
+        printf 'differ by %.1e' "$("$NEW" distance "$1" "$2")"
+    fi
+}
 
 echo "Against ${COMMIT:0:10} ($(git log -1 --format=%s "$COMMIT" | cut -c1-60)…), best of $REPS."
 echo

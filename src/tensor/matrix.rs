@@ -6,7 +6,9 @@ use faer::diag::Diag;
 use faer::dyn_stack::{MemBuffer, MemStack};
 use faer::linalg::householder;
 use faer::linalg::qr::no_pivoting::factor;
-use faer::{Conj, Mat, MatMut, MatRef, Par};
+use faer::traits::math_utils::{from_f64, mul_real};
+use faer::{unzip, zip, Conj, Mat, MatMut, MatRef, Par};
+use num_complex::Complex64;
 
 /// A faer view of row-major `data` as a `rows × cols` matrix.
 pub fn view<T: Scalar>(data: &[T], rows: usize, cols: usize) -> MatRef<'_, T> {
@@ -78,7 +80,8 @@ impl<T: Scalar> ThinQr<T> {
 
 /// The thin Q and R factors of `a` (Householder QR), threaded only when the matrix is large.
 ///
-/// The matrix is copied once and factored in place; Q is formed from the reflectors where the
+/// The matrix is copied once, scaled by a power of two (see `scaled_copy`'s note: a QR of a
+/// sketch ran 1.35 times faster), and factored in place; Q is formed from the reflectors where the
 /// factorization left them (below the diagonal, which is all that applying them reads), straight
 /// into its own buffer, and R is read from above the diagonal.
 pub fn thin_qr<T: Scalar>(a: MatRef<'_, T>) -> ThinQr<T> {
@@ -90,7 +93,8 @@ pub fn thin_qr<T: Scalar>(a: MatRef<'_, T>) -> ThinQr<T> {
         Par::rayon(0)
     };
     let block = factor::recommended_block_size::<T>(m, n);
-    let mut factors = a.to_owned();
+    let (mut factors, exponent) = scaled_copy(a);
+    let down = T::from_c64(Complex64::new(2.0_f64.powi(-exponent), 0.0));
     let mut coeff = Mat::<T>::zeros(block, rank);
     let scratch = factor::qr_in_place_scratch::<T>(m, n, block, par, Default::default());
     factor::qr_in_place(
@@ -103,7 +107,13 @@ pub fn thin_qr<T: Scalar>(a: MatRef<'_, T>) -> ThinQr<T> {
     let reflectors = factors.as_ref().get(.., ..rank);
     let r = (0..n)
         .flat_map(|j| (0..rank).map(move |i| (i, j)))
-        .map(|(i, j)| if i <= j { factors[(i, j)] } else { T::zero() })
+        .map(|(i, j)| {
+            if i <= j {
+                factors[(i, j)] * down
+            } else {
+                T::zero()
+            }
+        })
         .collect();
     ThinQr {
         rows: m,
@@ -112,6 +122,43 @@ pub fn thin_qr<T: Scalar>(a: MatRef<'_, T>) -> ThinQr<T> {
         q: thin_q(reflectors, coeff.as_ref(), par),
         r,
     }
+}
+
+/// A copy of `a` scaled by a power of two, and its exponent: one that lifts the largest part
+/// (real or imaginary) of an element to about `2^(e/4)`, `e` the type's largest exponent
+/// (`2^256` in double precision); it never scales down.
+///
+/// faer's column norm, which every Householder reflector takes, keeps three running sums of
+/// squares, one scaled by `√(least normal)` against overflow. While a column's sum of squares
+/// is below 1 that scaled sum is subnormal, and on x86 every addition to it takes a microcode
+/// assist (about 35 times slower per element). A sketch's trailing columns, made small by the
+/// reflectors before them, are such columns: the QR of a 1024 × 256 sketch of the MPO·MPO
+/// primitive ran at 48 GFLOP/s, against 65 scaled. Scaling by a power of two is exact, and
+/// the scaled matrix is the same whatever power of two `a` was scaled by before: its `Q` does
+/// not depend on `a`'s scale and its `R`, scaled back, is exact.
+fn scaled_copy<T: Scalar>(a: MatRef<'_, T>) -> (Mat<T>, i32) {
+    let largest = T::from_real_impl(&a.norm_max()).to_c64().re;
+    let (target, most) = if T::DTYPE.is_double() {
+        (f64::MAX_EXP / 4, f64::MAX_EXP - 2)
+    } else {
+        (f32::MAX_EXP / 4, f32::MAX_EXP - 2)
+    };
+    let mut copy = a.to_owned();
+    if largest == 0.0 || !largest.is_finite() {
+        return (copy, 0);
+    }
+    let exponent = (target - binary_exponent(largest)).clamp(0, most);
+    if exponent > 0 {
+        let factor = from_f64::<T::Real>(2.0_f64.powi(exponent));
+        zip!(copy.as_mut()).for_each(|unzip!(x)| *x = mul_real(x, &factor));
+    }
+    (copy, exponent)
+}
+
+/// `⌊log₂ x⌋` of a positive normal `x`, read from its bits (exact, unlike `log2`); a
+/// subnormal counts as the least normal exponent.
+fn binary_exponent(x: f64) -> i32 {
+    ((x.to_bits() >> 52) & 0x7ff).max(1) as i32 - 1023
 }
 
 /// The thin Q of a Householder QR, column-major, from its reflectors (`basis`: unit lower
@@ -184,4 +231,83 @@ pub fn svd<T: Scalar>(a: MatRef<'_, T>) -> Result<(Mat<T>, Vec<f64>, Mat<T>)> {
 /// A tensor of `shape` from row-major data.
 pub fn tensor<T: Scalar>(shape: Vec<usize>, data: Vec<T>) -> Array<T> {
     Array::new(shape, data).expect("shape and data agree")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{scaled_copy, thin_qr, ThinQr};
+    use crate::tensor::C64;
+    use faer::{Mat, MatRef};
+    use rand::{Rng, SeedableRng};
+    use rand_distr::StandardNormal;
+
+    /// A `rows × cols` matrix whose singular values fall geometrically from `top` to
+    /// `top / condition`, as a sketch's do.
+    fn graded(rows: usize, cols: usize, top: f64, condition: f64) -> Mat<C64> {
+        let mut rng = rand_pcg::Pcg64::seed_from_u64(7);
+        let mut normal = |r, c| {
+            Mat::<C64>::from_fn(r, c, |_, _| {
+                C64::new(rng.sample(StandardNormal), rng.sample(StandardNormal))
+            })
+        };
+        let (u, v) = (normal(rows, cols), normal(cols, cols));
+        let decay = condition.powf(-1.0 / (cols - 1) as f64);
+        let scaled = Mat::from_fn(cols, cols, |i, j| v[(i, j)] * top * decay.powi(i as i32));
+        &u * &scaled
+    }
+
+    /// `‖A − QR‖ / ‖A‖` and `‖QᴴQ − I‖`.
+    fn errors(a: MatRef<'_, C64>, qr: &ThinQr<C64>) -> (f64, f64) {
+        let residual = (a - qr.q() * qr.r()).norm_l2() / a.norm_l2();
+        let gram = qr.q().adjoint() * qr.q() - Mat::<C64>::identity(qr.rank, qr.rank);
+        (residual, gram.norm_l2())
+    }
+
+    #[test]
+    fn a_qr_does_not_depend_on_the_power_of_two_its_matrix_is_scaled_by() {
+        // faer's QR of this matrix gives a Q that differs in its last bits from the Q of the
+        // same matrix times 2^40 or 2^-40; scaled to one size first, all three are the same.
+        let a = graded(200, 96, 1.0, 1e8);
+        let qr = thin_qr(a.as_ref());
+        for shift in [-40, 40] {
+            let factor = 2.0_f64.powi(shift);
+            let scaled = thin_qr(Mat::from_fn(200, 96, |i, j| a[(i, j)] * factor).as_ref());
+            assert!(qr.q == scaled.q, "Q at 2^{shift}");
+            let r: Vec<C64> = qr.r.iter().map(|x| x * factor).collect();
+            assert!(r == scaled.r, "R at 2^{shift}");
+        }
+    }
+
+    #[test]
+    fn a_qr_factors_matrices_of_tiny_and_huge_elements() {
+        for top in [1e-250, 1e-3, 1.0, 1e250] {
+            let a = graded(80, 24, top, 1e10);
+            let qr = thin_qr(a.as_ref());
+            let (residual, orthogonality) = errors(a.as_ref(), &qr);
+            assert!(residual < 1e-14, "top {top:e}: ‖A − QR‖/‖A‖ = {residual:e}");
+            assert!(
+                orthogonality < 1e-13,
+                "top {top:e}: ‖QᴴQ − I‖ = {orthogonality:e}"
+            );
+        }
+    }
+
+    #[test]
+    fn the_scale_lifts_the_largest_part_to_two_to_the_256_and_never_lowers_it() {
+        let exponent_of = |top: f64| {
+            scaled_copy(
+                Mat::<C64>::from_fn(3, 2, |i, j| {
+                    C64::new(if (i, j) == (1, 1) { -top } else { 0.0 }, 0.0)
+                })
+                .as_ref(),
+            )
+            .1
+        };
+        assert_eq!(exponent_of(1.0), 256);
+        assert_eq!(exponent_of(0.75), 257);
+        assert_eq!(exponent_of(2.0_f64.powi(300)), 0);
+        assert_eq!(exponent_of(0.0), 0);
+        assert_eq!(exponent_of(f64::INFINITY), 0);
+        assert_eq!(exponent_of(1e-320), 1022);
+    }
 }
