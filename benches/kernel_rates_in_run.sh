@@ -2,7 +2,9 @@
 # A run's GEMMs and factorizations against the same shapes alone (issue 42, item 2): each case
 # runs `srcflow run --trace`, `srcflow report --json` sums its primitives by shape, and
 # `cargo bench --bench kernel_rates_in_run` times each shape alone on the CPU backend, with its
-# operands in cache and with the caches flushed. Prints one markdown table per case.
+# operands in cache and with the caches flushed. Prints one markdown table per case, then what
+# the sweep's rate would be with every shape's kernels at their rates alone, against faer's
+# zgemm rate measured in the same run (benches/zgemm_rate.rs).
 #
 #   benches/kernel_rates_in_run.sh                        # the four cases below, 2 threads
 #   CASES="mps30 mpo-top" THREADS=1 benches/kernel_rates_in_run.sh
@@ -18,6 +20,8 @@ CASES="${CASES:-mps30 mps40 mpo-top mpo-bottom}"
 WORK="${SRCFLOW_BENCH_DIR:-$REPO/target/bench/kernel-rates-in-run}"
 cargo build --release --quiet
 cargo bench --quiet --bench kernel_rates_in_run --no-run 2>/dev/null
+ZGEMM="$(cargo bench --quiet --bench zgemm_rate -- "$THREADS" 2>/dev/null | tail -1 |
+    python3 -c "import json, sys; print(json.load(sys.stdin)['zgemm_gflops'])")"
 BIN="$REPO/target/release/srcflow"
 rm -rf "$WORK" && mkdir -p "$WORK"
 for case in $CASES; do
@@ -38,5 +42,6 @@ for case in $CASES; do
     echo
     echo "$case: gen $gen, --chi-out $chi, $THREADS threads"
     echo
-    cargo bench --quiet --bench kernel_rates_in_run -- "$dir/report.json" "$THREADS" 2>/dev/null
+    cargo bench --quiet --bench kernel_rates_in_run -- "$dir/report.json" "$THREADS" \
+        "$dir/run.json" "$ZGEMM" 2>/dev/null
 done
