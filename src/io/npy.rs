@@ -6,9 +6,10 @@
 
 use crate::error::{Error, Result};
 use crate::tensor::{AnyTensor, Array, DType, Scalar, Typed, C64};
-use npyz::{DType as NpyDType, NpyFile, Order, TypeChar, WriterBuilder};
+use bytemuck::Pod;
+use npyz::{DType as NpyDType, NpyFile, NpyHeader, Order, TypeChar, WriterBuilder};
 use num_complex::Complex32;
-use std::io::BufWriter;
+use std::io::{BufReader, BufWriter, Read, Seek};
 use std::path::Path;
 
 /// What a `.npy` header says: shape, element type and order.
@@ -25,8 +26,8 @@ pub struct Header {
 /// The header of the `.npy` file at `path`; the message says what is wrong.
 pub fn read_header(path: &Path) -> std::result::Result<Header, String> {
     let file = std::fs::File::open(path).map_err(|e| e.to_string())?;
-    let npy = NpyFile::new(std::io::BufReader::new(file))
-        .map_err(|e| format!("not a valid .npy file: {e}"))?;
+    let npy =
+        NpyFile::new(BufReader::new(file)).map_err(|e| format!("not a valid .npy file: {e}"))?;
     header_of(&npy)
 }
 
@@ -62,13 +63,17 @@ fn item_size(dtype: &str) -> usize {
 }
 
 /// Reads the array at `path` in C order, in the element type of the file; the message says
-/// what is wrong.
+/// what is wrong. Data in this machine's byte order is read straight into the array's buffer.
 pub fn read(path: &Path) -> std::result::Result<AnyTensor, String> {
-    let bytes = std::fs::read(path).map_err(|e| e.to_string())?;
-    let npy = NpyFile::new(&bytes[..]).map_err(|e| format!("not a valid .npy file: {e}"))?;
+    let file = std::fs::File::open(path).map_err(|e| e.to_string())?;
+    let size = file.metadata().map_err(|e| e.to_string())?.len();
+    let npy =
+        NpyFile::new(BufReader::new(file)).map_err(|e| format!("not a valid .npy file: {e}"))?;
     let header = header_of(&npy)?;
     let npy_header = npy.header().clone();
-    let payload = npy.into_inner();
+    let mut payload = npy.into_inner();
+    let start = payload.stream_position().map_err(|e| e.to_string())?;
+    let found = size.saturating_sub(start);
     let count = header
         .shape
         .iter()
@@ -77,38 +82,69 @@ pub fn read(path: &Path) -> std::result::Result<AnyTensor, String> {
     let expected = count
         .checked_mul(item_size(&header.dtype))
         .ok_or("shape overflows")?;
-    if payload.len() != expected {
+    if found != expected as u64 {
         return Err(format!(
-            "{} data: shape {:?} of {} needs {expected} bytes, found {}",
-            if payload.len() < expected {
+            "{} data: shape {:?} of {} needs {expected} bytes, found {found}",
+            if found < expected as u64 {
                 "truncated"
             } else {
                 "corrupt"
             },
             header.shape,
             header.dtype,
-            payload.len()
         ));
     }
-    let npy = NpyFile::with_header(npy_header, payload);
-    let dtype = DType::from_descr(&header.dtype).expect("checked type string");
-    let tensor = match dtype {
-        DType::Float32 => decode::<f32>(npy, &header)?,
-        DType::Float64 => decode::<f64>(npy, &header)?,
-        DType::Complex64 => decode::<Complex32>(npy, &header)?,
-        DType::Complex128 => decode::<C64>(npy, &header)?,
+    let data = Payload {
+        reader: payload,
+        npy_header,
+        count,
+    };
+    let tensor = match DType::from_descr(&header.dtype).expect("checked type string") {
+        DType::Float32 => decode::<f32>(data, &header)?,
+        DType::Float64 => decode::<f64>(data, &header)?,
+        DType::Complex64 => decode::<Complex32>(data, &header)?,
+        DType::Complex128 => decode::<C64>(data, &header)?,
     };
     Ok(tensor)
 }
 
-/// The elements of `npy` as an array of `T` in C order.
-fn decode<T: Typed>(
-    npy: NpyFile<&[u8]>,
+/// A `.npy` file's data, its reader at the first element: its header and element count.
+struct Payload {
+    reader: BufReader<std::fs::File>,
+    npy_header: NpyHeader,
+    count: usize,
+}
+
+/// True when a NumPy type string (`<c16`) is in this machine's byte order.
+fn native_order(dtype: &str) -> bool {
+    let native = if cfg!(target_endian = "little") {
+        '<'
+    } else {
+        '>'
+    };
+    dtype.starts_with(native)
+}
+
+/// The elements of `payload` as an array of `T` in C order.
+fn decode<T: Typed + Pod>(
+    mut payload: Payload,
     header: &Header,
 ) -> std::result::Result<AnyTensor, String> {
-    let data = npy
-        .into_vec::<T>()
-        .map_err(|e| format!("cannot decode data: {e}"))?;
+    let cannot = |e: std::io::Error| format!("cannot decode data: {e}");
+    let data = if native_order(&header.dtype) {
+        let mut data = vec![T::zeroed(); payload.count];
+        payload
+            .reader
+            .read_exact(bytemuck::cast_slice_mut(&mut data))
+            .map_err(cannot)?;
+        data
+    } else {
+        let mut bytes = Vec::new();
+        payload.reader.read_to_end(&mut bytes).map_err(cannot)?;
+        NpyFile::with_header(payload.npy_header, &bytes[..])
+            .into_vec::<T>()
+            .map_err(cannot)?
+    };
     if !header.fortran {
         return Array::new(header.shape.clone(), data)
             .map(T::wrap)
