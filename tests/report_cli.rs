@@ -12,6 +12,18 @@ fn stdout_of(args: &[&str]) -> String {
     String::from_utf8_lossy(&output.stdout).into_owned()
 }
 
+/// The number printed after `label` in `text`.
+fn number_after(text: &str, label: &str) -> f64 {
+    let line = text.lines().find(|l| l.starts_with(label)).expect(label);
+    let value = line[label.len()..]
+        .split_whitespace()
+        .next()
+        .expect("a number");
+    value
+        .parse()
+        .unwrap_or_else(|_| panic!("{value:?} in {line:?}"))
+}
+
 #[test]
 fn the_default_run_reports_the_norm_the_ratio_and_what_oversampling_gives() {
     let text = stdout_of(&[]);
@@ -28,6 +40,12 @@ fn the_default_run_reports_the_norm_the_ratio_and_what_oversampling_gives() {
     assert!(
         !text.contains("engine internals") && !text.contains("stalls"),
         "{text}"
+    );
+    let error = number_after(&text, "relative distance to the exact product");
+    let optimum = number_after(&text, "truncated-SVD relative error (optimum)");
+    assert!(
+        0.0 < optimum && optimum <= error && error < 1.0,
+        "relative errors {error:e} (run) and {optimum:e} (optimum): {text}"
     );
     let verbose = stdout_of(&["--verbose"]);
     assert!(
