@@ -8,7 +8,6 @@ use faer::linalg::householder;
 use faer::linalg::qr::no_pivoting::factor;
 use faer::traits::math_utils::{from_f64, mul_real};
 use faer::{unzip, zip, Conj, Mat, MatMut, MatRef, Par};
-use num_complex::Complex64;
 
 /// A faer view of row-major `data` as a `rows × cols` matrix.
 pub fn view<T: Scalar>(data: &[T], rows: usize, cols: usize) -> MatRef<'_, T> {
@@ -94,7 +93,7 @@ pub fn thin_qr<T: Scalar>(a: MatRef<'_, T>) -> ThinQr<T> {
     };
     let block = factor::recommended_block_size::<T>(m, n);
     let (mut factors, exponent) = scaled_copy(a);
-    let down = T::from_c64(Complex64::new(2.0_f64.powi(-exponent), 0.0));
+    let down = power_of_two::<T>(-exponent);
     let mut coeff = Mat::<T>::zeros(block, rank);
     let scratch = factor::qr_in_place_scratch::<T>(m, n, block, par, Default::default());
     factor::qr_in_place(
@@ -109,7 +108,7 @@ pub fn thin_qr<T: Scalar>(a: MatRef<'_, T>) -> ThinQr<T> {
         .flat_map(|j| (0..rank).map(move |i| (i, j)))
         .map(|(i, j)| {
             if i <= j {
-                factors[(i, j)] * down
+                mul_real(&factors[(i, j)], &down)
             } else {
                 T::zero()
             }
@@ -149,10 +148,15 @@ fn scaled_copy<T: Scalar>(a: MatRef<'_, T>) -> (Mat<T>, i32) {
     }
     let exponent = (target - binary_exponent(largest)).clamp(0, most);
     if exponent > 0 {
-        let factor = from_f64::<T::Real>(2.0_f64.powi(exponent));
+        let factor = power_of_two::<T>(exponent);
         zip!(copy.as_mut()).for_each(|unzip!(x)| *x = mul_real(x, &factor));
     }
     (copy, exponent)
+}
+
+/// `2^exponent` in `T`'s real type (exact for `|exponent|` within its normal range).
+fn power_of_two<T: Scalar>(exponent: i32) -> T::Real {
+    from_f64::<T::Real>(2.0_f64.powi(exponent))
 }
 
 /// `⌊log₂ x⌋` of a positive normal `x`, read from its bits (exact, unlike `log2`); a
