@@ -656,33 +656,42 @@ fn env_tasks_match_the_plain_contraction_at_the_first_and_an_inner_site() {
 }
 
 #[test]
-fn env_of_a_wide_operator_on_an_mpo_matches_the_plain_contraction() {
+fn env_of_a_wide_operator_on_an_mpo_and_an_mps_matches_the_plain_contraction() {
+    // A top layer of bond 12 over a bottom of bond 2: on an MPO the kernel weights the bottom
+    // core with Ω first, on an MPS it absorbs both layers and contracts Ω last (the orders of
+    // srcflow::kernels::env, unit-tested there); MPO·MPS of the test above weights the top core.
     on_every_backend(|backend, dtype| {
         let top = random_mpo(6, 2, 2, 12, 0.5, 1);
-        let bottom = random_mpo(6, 2, 2, 2, 0.5, 2);
-        let mut shape = Stack::of_trains(&[&top, &bottom]).unwrap().shape();
-        for layer in &mut shape.layers {
-            layer.dtype = dtype;
+        let bottoms = [
+            ("an MPO", random_mpo(6, 2, 2, 2, 0.5, 2)),
+            ("an MPS", random_mps(6, 2, 2, 0.5, 2)),
+        ];
+        for (what, bottom) in bottoms {
+            let mut shape = Stack::of_trains(&[&top, &bottom]).unwrap().shape();
+            for layer in &mut shape.layers {
+                layer.dtype = dtype;
+            }
+            let options = GraphOptions {
+                dtype: Some(dtype),
+                ..GraphOptions::new(4)
+            };
+            let g = SweepGraph::build(&shape, &options).unwrap();
+            let task = task_where(&g, |t| t.op == Op::Env && t.site == 2);
+            let inputs = inputs_of(&g, &task, dtype);
+            assert_eq!(inputs[1].dims, [12, 12, 2, 2], "the top core of bond 12");
+            let got = run(backend, &g, &task, &inputs);
+            let omega = omega(&g, 2, task.cols.unwrap());
+            let mut operands: Vec<(Vec<Leg>, &Dense)> = vec![(legs::omega(), &omega)];
+            operands.push((legs::env_in(2), &inputs[0]));
+            operands.extend(core_legs().into_iter().zip(&inputs[1..]));
+            let want = einsum(&operands, &legs::env_out(2));
+            assert_close(
+                &got[0],
+                &want,
+                dtype,
+                &format!("env of a wide operator on {what}"),
+            );
         }
-        let options = GraphOptions {
-            dtype: Some(dtype),
-            ..GraphOptions::new(4)
-        };
-        let g = SweepGraph::build(&shape, &options).unwrap();
-        let task = task_where(&g, |t| t.op == Op::Env && t.site == 2);
-        let inputs = inputs_of(&g, &task, dtype);
-        assert_eq!(
-            inputs[1].dims,
-            [12, 12, 2, 2],
-            "the top core of bond 12 both sides"
-        );
-        let got = run(backend, &g, &task, &inputs);
-        let omega = omega(&g, 2, task.cols.unwrap());
-        let mut operands: Vec<(Vec<Leg>, &Dense)> = vec![(legs::omega(), &omega)];
-        operands.push((legs::env_in(2), &inputs[0]));
-        operands.extend(core_legs().into_iter().zip(&inputs[1..]));
-        let want = einsum(&operands, &legs::env_out(2));
-        assert_close(&got[0], &want, dtype, "env of a wide operator");
     });
 }
 
