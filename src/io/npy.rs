@@ -9,7 +9,7 @@ use crate::tensor::{AnyTensor, Array, DType, Scalar, Typed, C64};
 use bytemuck::Pod;
 use npyz::{DType as NpyDType, NpyFile, NpyHeader, Order, TypeChar, WriterBuilder};
 use num_complex::Complex32;
-use std::io::{BufReader, BufWriter, Read, Seek};
+use std::io::{BufReader, BufWriter, Read, Seek, Write};
 use std::path::Path;
 
 /// What a `.npy` header says: shape, element type and order.
@@ -156,22 +156,78 @@ fn decode<T: Typed + Pod>(
     Ok(T::wrap(t.permute(&(0..rank).rev().collect::<Vec<_>>())))
 }
 
-/// Writes `tensor` as a C-order `.npy` file of its element type.
+/// Writes `tensor` as a C-order `.npy` file of its element type. npyz writes the header; the
+/// elements go out as the bytes they are in memory where this machine's byte order is the
+/// file's (little-endian), else through npyz's element-by-element encoding.
 pub fn write<T: Scalar>(path: &Path, tensor: &Array<T>) -> Result<()> {
     let io = |e| Error::io(path, e);
-    let file = std::fs::File::create(path).map_err(io)?;
-    let shape: Vec<u64> = tensor.shape().iter().map(|&d| d as u64).collect();
+    let file = BufWriter::new(std::fs::File::create(path).map_err(io)?);
+    if cfg!(target_endian = "little") {
+        write_raw(file, tensor).map_err(io)
+    } else {
+        write_encoded(file, tensor).map_err(io)
+    }
+}
+
+/// The shape of `tensor` as npyz takes it.
+fn npy_shape<T: Scalar>(tensor: &Array<T>) -> Vec<u64> {
+    tensor.shape().iter().map(|&d| d as u64).collect()
+}
+
+/// Writes the header, then the elements' bytes as they are in memory (little-endian, the
+/// order of npyz's default type strings, `<c16`).
+fn write_raw<T: Scalar, W: Write>(out: W, tensor: &Array<T>) -> std::io::Result<()> {
+    let mut out = npyz::WriteOptions::<T>::new()
+        .default_dtype()
+        .shape(&npy_shape(tensor))
+        .writer(out)
+        .write_header_only()?;
+    out.write_all(bytemuck::cast_slice(tensor.data()))?;
+    out.flush()
+}
+
+/// Writes the header and the elements through npyz, element by element.
+fn write_encoded<T: Scalar, W: Write>(out: W, tensor: &Array<T>) -> std::io::Result<()> {
     let mut writer = npyz::WriteOptions::<T>::new()
         .default_dtype()
-        .shape(&shape)
-        .writer(BufWriter::new(file))
-        .begin_nd()
-        .map_err(io)?;
-    writer.extend(tensor.data().iter().copied()).map_err(io)?;
-    writer.finish().map_err(io)
+        .shape(&npy_shape(tensor))
+        .writer(out)
+        .begin_nd()?;
+    writer.extend(tensor.data().iter().copied())?;
+    writer.finish()
 }
 
 /// Writes `tensor` as a C-order `.npy` file of its element type.
 pub fn write_any(path: &Path, tensor: &AnyTensor) -> Result<()> {
     crate::with_array!(tensor, a => write(path, a))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use num_complex::Complex64;
+
+    /// The bytes of `tensor` written by `write`.
+    fn bytes<T: Scalar>(
+        tensor: &Array<T>,
+        write: fn(&mut Vec<u8>, &Array<T>) -> std::io::Result<()>,
+    ) -> Vec<u8> {
+        let mut out = Vec::new();
+        write(&mut out, tensor).unwrap();
+        out
+    }
+
+    #[test]
+    fn raw_and_encoded_writes_give_the_same_file_in_every_element_type() {
+        fn same<T: Scalar>(values: impl Fn(usize) -> T) {
+            let tensor = Array::new(vec![2, 3, 4], (0..24).map(values).collect()).unwrap();
+            let raw = bytes(&tensor, |out, t| write_raw(out, t));
+            let encoded = bytes(&tensor, |out, t| write_encoded(out, t));
+            assert_eq!(raw, encoded, "{}", T::DTYPE);
+        }
+        same(|i| i as f32 - 0.5);
+        same(|i| i as f64 * 1e-300);
+        same(|i| Complex32::new(i as f32, -(i as f32)));
+        same(|i| Complex64::new(i as f64 + 0.25, 1.0 / (i as f64 + 1.0)));
+    }
 }

@@ -23,6 +23,7 @@ pub trait Scalar:
     + npyz::Serialize
     + npyz::Deserialize
     + npyz::AutoSerialize
+    + bytemuck::Pod
 {
     /// Its [`DType`].
     const DTYPE: DType;
