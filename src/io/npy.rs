@@ -6,8 +6,7 @@
 
 use crate::error::{Error, Result};
 use crate::tensor::{AnyTensor, Array, DType, Scalar, Typed, C64};
-use bytemuck::Pod;
-use npyz::{DType as NpyDType, NpyFile, NpyHeader, Order, TypeChar, WriterBuilder};
+use npyz::{DType as NpyDType, NpyFile, NpyHeader, Order, TypeChar, TypeWrite, WriterBuilder};
 use num_complex::Complex32;
 use std::io::{BufReader, BufWriter, Read, Seek, Write};
 use std::path::Path;
@@ -126,7 +125,7 @@ fn native_order(dtype: &str) -> bool {
 }
 
 /// The elements of `payload` as an array of `T` in C order.
-fn decode<T: Typed + Pod>(
+fn decode<T: Typed>(
     mut payload: Payload,
     header: &Header,
 ) -> std::result::Result<AnyTensor, String> {
@@ -156,45 +155,35 @@ fn decode<T: Typed + Pod>(
     Ok(T::wrap(t.permute(&(0..rank).rev().collect::<Vec<_>>())))
 }
 
-/// Writes `tensor` as a C-order `.npy` file of its element type. npyz writes the header; the
-/// elements go out as the bytes they are in memory where this machine's byte order is the
-/// file's (little-endian), else through npyz's element-by-element encoding.
+/// Writes `tensor` as a C-order `.npy` file of its element type, in npyz's default byte order
+/// for it: npyz writes the header, and the elements go out as the bytes they are in memory
+/// where that order is this machine's, else through npyz's element-by-element encoding.
 pub fn write<T: Scalar>(path: &Path, tensor: &Array<T>) -> Result<()> {
     let io = |e| Error::io(path, e);
     let file = BufWriter::new(std::fs::File::create(path).map_err(io)?);
-    if cfg!(target_endian = "little") {
-        write_raw(file, tensor).map_err(io)
-    } else {
-        write_encoded(file, tensor).map_err(io)
-    }
+    let raw = native_order(&T::default_dtype().descr());
+    write_to(file, tensor, raw).map_err(io)
 }
 
-/// The shape of `tensor` as npyz takes it.
-fn npy_shape<T: Scalar>(tensor: &Array<T>) -> Vec<u64> {
-    tensor.shape().iter().map(|&d| d as u64).collect()
-}
-
-/// Writes the header, then the elements' bytes as they are in memory (little-endian, the
-/// order of npyz's default type strings, `<c16`).
-fn write_raw<T: Scalar, W: Write>(out: W, tensor: &Array<T>) -> std::io::Result<()> {
+/// Writes the header, then the elements: their bytes as they are in memory when `raw` (right
+/// only where npyz's default byte order is this machine's), else encoded one by one by npyz.
+fn write_to<T: Scalar, W: Write>(out: W, tensor: &Array<T>, raw: bool) -> std::io::Result<()> {
+    let dtype = T::default_dtype();
+    let shape: Vec<u64> = tensor.shape().iter().map(|&d| d as u64).collect();
     let mut out = npyz::WriteOptions::<T>::new()
-        .default_dtype()
-        .shape(&npy_shape(tensor))
+        .dtype(dtype.clone())
+        .shape(&shape)
         .writer(out)
         .write_header_only()?;
-    out.write_all(bytemuck::cast_slice(tensor.data()))?;
+    if raw {
+        out.write_all(bytemuck::cast_slice(tensor.data()))?;
+    } else {
+        let encoder = T::writer(&dtype).map_err(std::io::Error::other)?;
+        for value in tensor.data() {
+            encoder.write_one(&mut out, value)?;
+        }
+    }
     out.flush()
-}
-
-/// Writes the header and the elements through npyz, element by element.
-fn write_encoded<T: Scalar, W: Write>(out: W, tensor: &Array<T>) -> std::io::Result<()> {
-    let mut writer = npyz::WriteOptions::<T>::new()
-        .default_dtype()
-        .shape(&npy_shape(tensor))
-        .writer(out)
-        .begin_nd()?;
-    writer.extend(tensor.data().iter().copied())?;
-    writer.finish()
 }
 
 /// Writes `tensor` as a C-order `.npy` file of its element type.
@@ -207,13 +196,10 @@ mod tests {
     use super::*;
     use num_complex::Complex64;
 
-    /// The bytes of `tensor` written by `write`.
-    fn bytes<T: Scalar>(
-        tensor: &Array<T>,
-        write: fn(&mut Vec<u8>, &Array<T>) -> std::io::Result<()>,
-    ) -> Vec<u8> {
+    /// The bytes of `tensor` written raw or encoded.
+    fn bytes<T: Scalar>(tensor: &Array<T>, raw: bool) -> Vec<u8> {
         let mut out = Vec::new();
-        write(&mut out, tensor).unwrap();
+        write_to(&mut out, tensor, raw).unwrap();
         out
     }
 
@@ -221,9 +207,8 @@ mod tests {
     fn raw_and_encoded_writes_give_the_same_file_in_every_element_type() {
         fn same<T: Scalar>(values: impl Fn(usize) -> T) {
             let tensor = Array::new(vec![2, 3, 4], (0..24).map(values).collect()).unwrap();
-            let raw = bytes(&tensor, |out, t| write_raw(out, t));
-            let encoded = bytes(&tensor, |out, t| write_encoded(out, t));
-            assert_eq!(raw, encoded, "{}", T::DTYPE);
+            let raw = bytes(&tensor, true);
+            assert_eq!(raw, bytes(&tensor, false), "{}", T::DTYPE);
         }
         same(|i| i as f32 - 0.5);
         same(|i| i as f64 * 1e-300);
