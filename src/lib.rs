@@ -7,6 +7,7 @@
 pub mod alloc;
 pub mod backend;
 mod cancel;
+pub mod checkpoint;
 pub mod device;
 pub mod engine;
 pub mod error;

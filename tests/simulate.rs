@@ -81,6 +81,29 @@ fn an_in_memory_run_takes_the_modelled_compute_time() {
 }
 
 #[test]
+fn checkpoint_writes_are_modelled_on_the_disk_write_lane() {
+    let engine = srcflow::Engine::builder(CHI_OUT).build().unwrap();
+    let (graph, _) = engine.prepare(&problem().shape()).unwrap();
+    let disk_writes = |report: &srcflow::Report| -> (u64, f64) {
+        let lanes = report.lanes.iter().filter(|l| l.lane == "disk-write");
+        lanes.fold((0, 0.0), |(b, s), l| (b + l.bytes, s + l.busy_s))
+    };
+    let (plain, _) = engine.simulate(&graph, &machine()).unwrap();
+    assert_eq!(disk_writes(&plain), (0, 0.0));
+    for every in [1, 4] {
+        let checkpointed = graph.with_checkpoint_writes(every);
+        let writes = checkpointed.graph.node_weights();
+        let writes = writes.filter(|t| t.op == srcflow::graph::Op::Checkpoint);
+        let written: u64 = writes.map(|t| t.moved_bytes).sum();
+        let (report, log) = engine.simulate(&checkpointed, &machine()).unwrap();
+        let (bytes, busy) = disk_writes(&report);
+        assert_eq!(bytes, written, "every {every}");
+        assert!(busy > 0.0 && report.wall_s >= plain.wall_s, "every {every}");
+        check_trace(&chrome_trace(&checkpointed, &log));
+    }
+}
+
+#[test]
 fn a_shape_model_times_each_task_by_its_work_with_its_devices_thread_count() {
     let stack = problem();
     let engine = srcflow::Engine::builder(CHI_OUT)

@@ -36,6 +36,9 @@ pub struct Request {
     pub oversample: f64,
     /// Seed of the sketches.
     pub seed: u64,
+    /// Whether the caller chose the seed (else it was drawn at random, and a checkpoint's own
+    /// seed takes its place so that the call resumes).
+    pub seed_given: bool,
     /// "cpu", "cuda" or "auto".
     pub backend: String,
     /// Device ids (a count `n` is `0..n`).
@@ -52,6 +55,8 @@ pub struct Request {
     pub batch_cols: Option<usize>,
     /// Worker threads (`None`: every core).
     pub threads: Option<usize>,
+    /// Where the call keeps its checkpoint and resumes from it (`None`: nothing is kept).
+    pub checkpoint: Option<PathBuf>,
 }
 
 /// An error naming the argument `name` that `value` could not be read from.
@@ -132,14 +137,26 @@ impl Request {
                 devices: self.devices.len(),
                 fold: true,
             },
-            seed: self.seed,
+            seed: self.run_seed(),
             threads: self.threads.unwrap_or(0),
         };
         let backend: BackendKind = self.backend.parse()?;
-        Ok(EngineBuilder::new(options)
+        let builder = EngineBuilder::new(options)
             .backend(backend)
             .device_ids(self.devices.clone())
-            .tiering(self.tiering()?))
+            .tiering(self.tiering()?);
+        Ok(match &self.checkpoint {
+            Some(dir) => builder.checkpoint(dir),
+            None => builder,
+        })
+    }
+
+    /// The seed to run with: the one given or drawn, or a checkpoint's when the caller left it
+    /// to chance and there is a checkpoint to resume.
+    fn run_seed(&self) -> u64 {
+        let kept = self.checkpoint.as_deref().filter(|_| !self.seed_given);
+        kept.and_then(srcflow::checkpoint::seed_of)
+            .unwrap_or(self.seed)
     }
 
     /// The budgets (each left out detected) and the prefetch policy.

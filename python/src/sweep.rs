@@ -65,6 +65,7 @@ pub fn run(
     }
     let cores = sink.into_cores().map_err(to_python)?;
     let arrays = quimb_arrays(py, &graph, cores)?;
+    engine.remove_checkpoint().map_err(to_python)?;
     let report = serde_json::to_string(&report).expect("a report serialises");
     Ok((arrays, report))
 }

@@ -106,6 +106,7 @@ def _request(
         "cutoff": cut,
         "oversample": _arguments.oversample_factor(chi, sketch),
         "seed": run_seed,
+        "seed_given": seed is not None,
         "backend": backend,
         "prefetch": _arguments.prefetch(engine.prefetch),
         "batch_cols": _arguments.positive_or_none("batch_cols", engine.batch_cols),

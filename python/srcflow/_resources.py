@@ -29,6 +29,13 @@ class Resources:
         must exist (srcflow makes no folder it is given).
     devices : int, sequence of int or None, default None
         A count n (the first n devices) or distinct device ids; None: device 0.
+    checkpoint : str, os.PathLike or None, default None
+        A folder (made if missing; its parent must exist) where the call keeps what it needs
+        to go on after its process is killed. The same call made again, by a job requeued
+        after a time limit or a node failure, resumes from it and returns the uninterrupted
+        call's output, bit for bit; a checkpoint of another problem, other options or another
+        srcflow is refused (ValueError, naming what differs). Removed when the call returns.
+        None: nothing is kept.
 
     Raises
     ------
@@ -39,12 +46,14 @@ class Resources:
     --------
     >>> import srcflow
     >>> tight = srcflow.Resources(gpu_memory="2GB", host_memory="8GiB", scratch_dir="/tmp")
+    >>> resumable = srcflow.Resources(checkpoint="/scratch/run-17.ckpt")
     """
 
     gpu_memory: int | str | None = None
     host_memory: int | str | None = None
     scratch_dir: str | os.PathLike[str] | None = None
     devices: int | Sequence[int] | None = None
+    checkpoint: str | os.PathLike[str] | None = None
     _request: dict = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -56,6 +65,7 @@ class Resources:
             "host_memory": sizes[1],
             "scratch_dir": None if self.scratch_dir is None else os.fspath(self.scratch_dir),
             "devices": list(ids) if ids is not None else [0],
+            "checkpoint": None if self.checkpoint is None else os.fspath(self.checkpoint),
         }
         object.__setattr__(self, "_request", request)
 

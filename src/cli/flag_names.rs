@@ -2,7 +2,7 @@
 //! user of the library sets it (`` `GraphOptions::chi_out` ``); the CLI says the flag instead.
 
 /// Each setting a library error may name, with the flag that sets it.
-const FLAGS: [(&str, &str); 16] = [
+const FLAGS: [(&str, &str); 18] = [
     ("`GraphOptions::chi_out`", "--chi-out"),
     ("`GraphOptions::batch_cols`", "--batch-cols"),
     ("`GraphOptions::cutoff`", "--cutoff"),
@@ -19,6 +19,8 @@ const FLAGS: [(&str, &str); 16] = [
     ("`Tiering::prefetch`", "--prefetch"),
     ("`Options::threads`", "--threads"),
     ("`Tiering::disk_rates`", "--disk-bandwidth"),
+    ("`EngineBuilder::checkpoint_every`", "--checkpoint-every"),
+    ("`EngineBuilder::checkpoint`", "--checkpoint"),
 ];
 
 /// `message` with every setting it names replaced by its flag.

@@ -41,6 +41,19 @@ pub struct RunArgs {
     /// a file there, as --trace does.
     #[arg(long, value_name = "FILE")]
     graph_out: Option<PathBuf>,
+    /// Keep what the run needs to go on after a kill in DIR (made if missing; its parent must
+    /// exist), and resume from it: the same command run again after a kill, a time limit or a
+    /// requeue finishes the run from where it was, with the same output, bit for bit. A
+    /// checkpoint of another problem, other options or another srcflow is refused, naming what
+    /// differs. Removed once the output is written.
+    #[arg(long, value_name = "DIR")]
+    checkpoint: Option<PathBuf>,
+    /// With --checkpoint: keep the environments of every N-th site only (output cores, and
+    /// environments spilled to disk, are kept at every site). A run in memory writes its
+    /// environments only for the checkpoint; fewer cost less, and a resumed run makes those
+    /// between again.
+    #[arg(long, value_name = "N", default_value_t = 1, requires = "checkpoint")]
+    checkpoint_every: usize,
     #[command(flatten)]
     report: ReportStyle,
 }
@@ -70,6 +83,11 @@ fn run_writing(args: RunArgs, ranks: Option<Arc<dyn Transport>>) -> Result<()> {
     let (problem, mut engine) = args.problem.open(args.seed, args.threads)?;
     if let Some(ranks) = &ranks {
         engine = engine.ranks(Arc::clone(ranks));
+    }
+    if let Some(dir) = &args.checkpoint {
+        engine = engine
+            .checkpoint(dir)
+            .checkpoint_every(args.checkpoint_every);
     }
     let bar = Arc::new(SweepProgressBar::new());
     let engine = engine
@@ -105,6 +123,9 @@ fn run_writing(args: RunArgs, ranks: Option<Arc<dyn Transport>>) -> Result<()> {
             let _ = std::fs::remove_file(path);
         }
         return Err(e);
+    }
+    if let Err(e) = engine.remove_checkpoint() {
+        eprintln!("srcflow: the output is written, but its checkpoint was not removed: {e}");
     }
     print_report(&report, args.report);
     if !args.report.json {

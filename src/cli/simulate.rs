@@ -31,6 +31,11 @@ pub struct SimulateArgs {
     /// whole arrives in place, with no decode and no all-gather on the devices).
     #[arg(long, default_value_t = 1, value_name = "R")]
     ranks: usize,
+    /// Model a run with `run --checkpoint --checkpoint-every N`: its checkpoint writes (every
+    /// output core, the environments and projections of every N-th site) on the disk-write
+    /// lane at the model's disk rate, as the run schedules them (one rank only).
+    #[arg(long, value_name = "N")]
+    checkpoint_every: Option<usize>,
     /// Write a Chrome trace of the simulated run, replacing a file there (checked before the
     /// simulation, as `run --trace`).
     #[arg(long, value_name = "FILE")]
@@ -48,6 +53,20 @@ pub fn run(args: SimulateArgs) -> Result<()> {
     let (problem, engine) = args.problem.open(0, args.threads)?;
     let engine = engine.build()?;
     let (graph, _) = engine.prepare_on(problem.shape(), &machine)?;
+    let graph = match args.checkpoint_every {
+        Some(0) => {
+            return Err(Error::Invalid(
+                "--checkpoint-every must be at least 1".into(),
+            ))
+        }
+        Some(_) if args.ranks > 1 => {
+            return Err(Error::Invalid(
+                "--checkpoint-every is modelled for one rank only, as run keeps it".into(),
+            ))
+        }
+        Some(every) => graph.with_checkpoint_writes(every),
+        None => graph,
+    };
     let ranked = across_nodes(&graph, args.ranks)?;
     if args.ranks > 1 {
         machine.check_network().map_err(|e| Error::Manifest {

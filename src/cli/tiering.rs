@@ -3,6 +3,7 @@
 use super::budget_args::BudgetArgs;
 use super::device_args::DeviceArgs;
 use clap::Args;
+use srcflow::checkpoint::KillFault;
 use srcflow::engine::Tiering;
 use srcflow::sched::Prefetch;
 use srcflow::store::{DiskFault, DiskRates};
@@ -25,6 +26,11 @@ pub struct TieringArgs {
     /// Make a scratch write fail, for testing cleanup: enospc or eio, optionally :N for the N-th.
     #[arg(long, value_name = "KIND[:N]")]
     inject_disk_error: Option<DiskFault>,
+    /// Kill this process (SIGKILL) in the N-th task of kind OP, for testing resume from
+    /// --checkpoint: env, fold, sketch, qr, project, first, write, spill-disk or checkpoint
+    /// (the last two after writing their file's data, before it takes its name).
+    #[arg(long, value_name = "OP[:N]")]
+    inject_kill: Option<KillFault>,
     #[command(flatten)]
     device: DeviceArgs,
 }
@@ -37,6 +43,7 @@ impl TieringArgs {
             prefetch: Arc::new(self.prefetch),
             disk_rates: self.disk_bandwidth.unwrap_or_default(),
             disk_fault: self.inject_disk_error,
+            kill: self.inject_kill.map(Arc::new),
             device: self.device.resolve()?,
         })
     }

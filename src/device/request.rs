@@ -24,6 +24,7 @@ impl DeviceRequest {
             | Op::AllGather
             | Op::Gather
             | Op::Scatter => Self::output(graph, task),
+            Op::Restore if task.outputs[0].tier() == Tier::Device => Self::output(graph, task),
             Op::Fetch { from: Tier::Host } => DeviceRequest {
                 blocks: vec![task.moved_bytes],
             },
@@ -32,7 +33,9 @@ impl DeviceRequest {
             | Op::Spill { .. }
             | Op::Fetch { .. }
             | Op::Send
-            | Op::Receive => DeviceRequest::default(),
+            | Op::Receive
+            | Op::Checkpoint
+            | Op::Restore => DeviceRequest::default(),
             _ if task.within.is_some() => Self::slice(graph, task, task.peak_bytes, slot_open),
             _ => Self::whole(graph, task),
         }

@@ -8,6 +8,7 @@ use crate::graph::GraphOptions;
 use crate::plan::Budgets;
 use crate::ranks::{RankLayout, Transport};
 use crate::sched::{Pacing, PrefetchPolicy, Progress};
+use std::path::PathBuf;
 use std::sync::Arc;
 
 /// Builds an [`Engine`]: the graph's options, the sketches' seed and threads, the backend of
@@ -22,6 +23,8 @@ pub struct EngineBuilder {
     pacing: Pacing,
     progress: Option<Arc<dyn Progress>>,
     keeps_log: bool,
+    checkpoint: Option<PathBuf>,
+    checkpoint_every: usize,
     cancel: CancelToken,
     ranks: Option<Arc<dyn Transport>>,
     session: Option<Session>,
@@ -41,6 +44,8 @@ impl EngineBuilder {
             pacing: Pacing::default(),
             progress: None,
             keeps_log: false,
+            checkpoint: None,
+            checkpoint_every: 1,
             cancel: CancelToken::new(),
             ranks: None,
             session: None,
@@ -131,6 +136,26 @@ impl EngineBuilder {
         self
     }
 
+    /// Keeps what a run needs to go on after a kill in the folder `dir` (made if missing; its
+    /// parent must exist), and resumes from what is there when it is a checkpoint of the same
+    /// run: the same problem, options, seed, devices and srcflow. [`Engine::run`] removes the
+    /// checkpoint once it has the output; after [`Engine::run_graph`], whose sink the caller
+    /// owns, [`Engine::remove_checkpoint`] does, once the output is safe.
+    pub fn checkpoint(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.checkpoint = Some(dir.into());
+        self
+    }
+
+    /// How often the checkpoint keeps an environment and a projected environment: at every
+    /// `sites`-th site (default 1: all). Output cores are kept at every site, and so are
+    /// environments spilled to disk (their spill is their write). A run that keeps its
+    /// environments in memory writes them only for the checkpoint: fewer cost less, and a
+    /// resumed run makes those between again.
+    pub fn checkpoint_every(mut self, sites: usize) -> Self {
+        self.checkpoint_every = sites;
+        self
+    }
+
     /// Runs as one rank of several over `transport` (MPI's, or [`crate::ranks::InProcessRanks`]):
     /// the devices of the graph options are those of all ranks, each rank computing on its
     /// contiguous share of them with [`EngineBuilder::threads`] threads; every rank's
@@ -151,6 +176,11 @@ impl EngineBuilder {
     /// an injected device failure naming one of its devices.
     pub fn build(self) -> Result<Engine> {
         self.options.graph.check()?;
+        if self.checkpoint_every == 0 {
+            return Err(Error::Invalid(
+                "`EngineBuilder::checkpoint_every` must be at least 1 site, found 0".into(),
+            ));
+        }
         self.tiering.disk_rates.check()?;
         let devices = self.options.graph.devices;
         let ids = self.device_ids.unwrap_or_else(|| (0..devices).collect());
@@ -213,6 +243,8 @@ impl EngineBuilder {
             progress: self.progress,
             pacing: self.pacing,
             keeps_log: self.keeps_log,
+            checkpoint: self.checkpoint,
+            checkpoint_every: self.checkpoint_every,
             cancel: self.cancel,
             ranks: self.ranks.map(|transport| (transport, layout)),
             session,

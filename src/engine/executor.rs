@@ -8,6 +8,7 @@ use crate::backend::{
     add_primitive_times, take_primitive_times, Backend, BackendTensor, DeviceTensor,
     PrimitiveTimes, Stream,
 };
+use crate::checkpoint::{Checkpoint, KillFault};
 use crate::device::{Block, DeviceFault};
 use crate::error::{Error, Result};
 use crate::graph::{Cols, Lane, Op, SweepGraph, Task};
@@ -34,6 +35,10 @@ pub(super) struct TaskRouter<'a> {
     pub source: &'a dyn CoreSource,
     pub sink: &'a dyn CoreSink,
     pub disk: Option<&'a DiskTier<'a>>,
+    /// The checkpoint the run keeps, which disk spills are written into.
+    pub checkpoint: Option<&'a Checkpoint>,
+    /// Kills the process at a chosen task (tests of resuming).
+    pub kill: Option<&'a KillFault>,
     pub slots: OutputSlots,
     /// The bond right of each output core written so far (0 until written).
     pub bonds: Mutex<Vec<usize>>,
@@ -51,6 +56,7 @@ impl Executor for TaskRouter<'_> {
             let (inputs, blocks) = given.take().expect("the backend runs a task once");
             let before = take_primitive_times();
             outputs = Some(self.route(task, inputs, blocks));
+            self.kill_after(task);
             spent = take_primitive_times();
             add_primitive_times(before);
         };
@@ -135,9 +141,20 @@ impl TaskRouter<'_> {
                 Ok(vec![self.placed(task, basis_form(core), blocks)?])
             }
             Op::Spill { to: Tier::Disk } => {
-                let file = self.disk()?.write(task, &self.on_host(task, &inputs[0])?)?;
+                let tensor = self.on_host(task, &inputs[0])?;
+                let file = match self.checkpoint {
+                    Some(c) => c.keep(task.op.name(), task.outputs[0].content(), &tensor)?,
+                    None => self.disk()?.write(task, &tensor)?,
+                };
                 Ok(vec![Value::File(Arc::new(file))])
             }
+            Op::Checkpoint => {
+                let tensor = self.on_host(task, &inputs[0])?;
+                let value = task.inputs[0].content();
+                self.checkpoint()?.keep(task.op.name(), value, &tensor)?;
+                Ok(vec![])
+            }
+            Op::Restore => self.restored(task, blocks),
             Op::Fetch { from: Tier::Disk } => {
                 let tensor = self.disk()?.read(&*inputs[0].on_disk(task)?)?;
                 Ok(vec![Value::Host(tensor)])
@@ -193,6 +210,34 @@ impl TaskRouter<'_> {
 
     fn lock_bonds(&self) -> std::sync::MutexGuard<'_, Vec<usize>> {
         self.bonds.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Kills the process after `task` when the injected kill names it (a task that writes into
+    /// the checkpoint is struck in the middle of its write instead).
+    fn kill_after(&self, task: &Task) {
+        let writes = matches!(task.op, Op::Checkpoint | Op::Spill { to: Tier::Disk });
+        if let (Some(kill), false) = (self.kill, writes) {
+            kill.strike(task.op.name());
+        }
+    }
+
+    /// The checkpoint, which a graph with checkpoint tasks must have been given.
+    fn checkpoint(&self) -> Result<&Checkpoint> {
+        self.checkpoint.ok_or_else(|| {
+            Error::Invalid("the graph has checkpoint tasks but the run keeps no checkpoint".into())
+        })
+    }
+
+    /// The output of restore task `task`: its value read back from the checkpoint into its
+    /// tier (the file itself, for a copy on disk).
+    fn restored(&self, task: &Task, blocks: Vec<Block>) -> Result<Vec<Value>> {
+        let id = task.outputs[0];
+        let checkpoint = self.checkpoint()?;
+        if id.tier() == Tier::Disk {
+            return Ok(vec![Value::File(Arc::new(checkpoint.file(id.content())?))]);
+        }
+        let tensor = checkpoint.read(id.content())?;
+        Ok(vec![self.placed(task, tensor, blocks)?])
     }
 
     /// The disk tier, which a graph with disk spills must have been given.

@@ -2,6 +2,7 @@
 
 mod backend_values;
 mod builder;
+mod checkpointing;
 mod collective;
 mod device_use;
 mod executor;
@@ -20,6 +21,7 @@ mod tiering;
 
 pub use backend_values::BackendValues;
 pub use builder::EngineBuilder;
+pub use checkpointing::CheckpointUse;
 pub use device_use::DeviceUse;
 use left_edge::LeftEdgeSink;
 pub use memory_report::MemoryReport;
@@ -98,6 +100,10 @@ pub struct Engine {
     keeps_log: bool,
     /// Stops its runs cleanly once cancelled.
     cancel: CancelToken,
+    /// The folder where its runs keep a checkpoint, and resume from it.
+    checkpoint: Option<std::path::PathBuf>,
+    /// The checkpoint keeps the environments of every this many sites.
+    checkpoint_every: usize,
     /// The transport to the other ranks and this one's place among them, when it is one of
     /// several.
     ranks: Option<(Arc<dyn Transport>, RankLayout)>,
@@ -304,6 +310,7 @@ impl Engine {
             Some((transport, _)) => ranked::share_output(&**transport, graph, sink)?,
             None => sink.into_train()?,
         };
+        self.remove_checkpoint()?;
         Ok(Run {
             output,
             report,
@@ -385,6 +392,11 @@ impl Engine {
             _ => None,
         };
         let graph = rank_graph.as_ref().map_or(graph, |r| &r.graph);
+        let checkpoint = self.open_checkpoint(graph, source)?;
+        let resumed = checkpoint
+            .as_ref()
+            .map(|c| checkpointing::checkpointed(graph, c, self.checkpoint_every));
+        let graph = resumed.as_ref().map_or(graph, |(g, _)| g);
         let disk = self.disk_tier(graph)?;
         let edge = graph.left_edge().map(|last| LeftEdgeSink::new(sink, last));
         let sink = edge.as_ref().map_or(sink, |edge| edge as &dyn CoreSink);
@@ -397,6 +409,8 @@ impl Engine {
             source,
             sink,
             disk: disk.as_ref(),
+            checkpoint: checkpoint.as_ref(),
+            kill: self.tiering.kill.as_deref(),
             slots: Default::default(),
             bonds: std::sync::Mutex::new(vec![0; graph.sites() - 1]),
         };
@@ -426,6 +440,10 @@ impl Engine {
             _ => log,
         };
         let mut log = log?;
+        if let Some((resumed_graph, resumed)) = &resumed {
+            log.graph_after.get_or_insert_with(|| resumed_graph.clone());
+            log.resumed = Some(*resumed);
+        }
         if let Some(rank_graph) = &rank_graph {
             log.graph_after
                 .get_or_insert_with(|| rank_graph.graph.clone());
@@ -444,6 +462,10 @@ impl Engine {
         report.out_bonds = router.written_bonds();
         if let Some(edge) = &edge {
             edge.correct(&mut report.out_bonds);
+        }
+        if let (Some(checkpoint), Some((_, resumed))) = (&checkpoint, &resumed) {
+            let used = CheckpointUse::of(checkpoint.dir(), graph, *resumed);
+            report.checkpoint = Some(used);
         }
         report.blocks_mapped = after.mapped - blocks.mapped;
         report.blocks_released = after.unmapped - blocks.unmapped;

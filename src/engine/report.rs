@@ -80,6 +80,10 @@ pub struct Report {
     /// For a rank of several, what each kind of exchange with the other ranks did.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub network: Vec<ExchangeUse>,
+    /// What the run wrote into its checkpoint and what resuming from it skipped (runs with a
+    /// checkpoint only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub checkpoint: Option<super::CheckpointUse>,
 }
 
 /// What one lane did in one pass.
@@ -142,6 +146,7 @@ impl Report {
             memory: MemoryReport::of(log),
             model_coverage: vec![],
             network: vec![],
+            checkpoint: None,
         }
     }
 }
@@ -260,6 +265,9 @@ impl fmt::Display for Report {
                 used.seconds,
                 100.0 * used.seconds / self.wall_s.max(f64::MIN_POSITIVE)
             )?;
+        }
+        if let Some(checkpoint) = &self.checkpoint {
+            write!(f, "\n{checkpoint}")?;
         }
         for (i, line) in coverage_lines(&self.model_coverage).iter().enumerate() {
             let label = if i == 0 { "model" } else { "" };

@@ -1,6 +1,7 @@
 //! `Tiering`: how a run uses the memory tiers — budgets, prefetch policy, disk rate, the
 //! device's faults and the governor's budget.
 
+use crate::checkpoint::KillFault;
 use crate::device::DeviceOptions;
 use crate::plan::Budgets;
 use crate::sched::{Prefetch, PrefetchPolicy};
@@ -19,6 +20,8 @@ pub struct Tiering {
     pub disk_rates: DiskRates,
     /// Makes a scratch write fail (tests of cleanup).
     pub disk_fault: Option<DiskFault>,
+    /// Kills the process at a chosen task (tests of resuming from a checkpoint).
+    pub kill: Option<Arc<KillFault>>,
     /// The device's injected faults and capacity changes, and the recovery budget.
     pub device: DeviceOptions,
 }
@@ -30,6 +33,7 @@ impl Default for Tiering {
             prefetch: Arc::new(Prefetch::default()),
             disk_rates: DiskRates::default(),
             disk_fault: None,
+            kill: None,
             device: DeviceOptions::default(),
         }
     }

@@ -1,6 +1,7 @@
 //! The sweep graph: both passes of SRC as tasks joined by the data they exchange.
 
 mod build;
+mod checkpoint;
 mod data;
 mod devices;
 mod export;
@@ -15,6 +16,7 @@ mod task;
 mod test_shapes;
 mod unfold;
 
+pub use checkpoint::Resumed;
 pub use data::{Cols, DataId, Pass, Shared, Stage};
 pub use devices::share;
 pub use kernel::KernelValues;

@@ -61,6 +61,11 @@ pub enum Op {
     Send,
     /// Take a value another rank made from the network lane (several ranks only).
     Receive,
+    /// Keep a finished value in the run's checkpoint directory (runs with a checkpoint only).
+    Checkpoint,
+    /// Read a value back from the checkpoint a resumed run started from, in place of the
+    /// tasks that made it.
+    Restore,
 }
 
 impl Op {
@@ -68,9 +73,9 @@ impl Op {
     pub fn lane(&self) -> Lane {
         match self {
             Op::ReadSite { .. } | Op::WriteSite | Op::StoreDraft | Op::LoadDraft => Lane::Io,
-            Op::Spill { to: Tier::Disk } => Lane::DiskWrite,
+            Op::Spill { to: Tier::Disk } | Op::Checkpoint => Lane::DiskWrite,
             Op::Spill { .. } => Lane::Download,
-            Op::Fetch { from: Tier::Disk } => Lane::DiskRead,
+            Op::Fetch { from: Tier::Disk } | Op::Restore => Lane::DiskRead,
             Op::Fetch { .. } | Op::UploadPart => Lane::Upload,
             Op::AllGather | Op::Gather | Op::Scatter => Lane::Collective,
             Op::Send => Lane::Download,
@@ -104,6 +109,8 @@ impl Op {
             Op::Scatter => "scatter",
             Op::Send => "send",
             Op::Receive => "receive",
+            Op::Checkpoint => "checkpoint",
+            Op::Restore => "restore",
         }
     }
 }

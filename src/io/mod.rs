@@ -1,5 +1,6 @@
 //! Files: `.npy` cores, `manifest.json`, problem directories in and out.
 
+pub(crate) mod durable;
 mod folders;
 mod manifest;
 pub mod npy;

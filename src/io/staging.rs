@@ -45,13 +45,15 @@ impl StagingDir {
         &self.staging
     }
 
-    /// Renames the finished directory to its destination.
+    /// Flushes the finished directory to the disk and renames it to its destination, durably:
+    /// a kill or power loss after this leaves the whole of it there.
     pub fn commit(mut self) -> Result<()> {
         refuse_existing(&self.destination)?;
+        super::durable::sync_tree(&self.staging)?;
         std::fs::rename(&self.staging, &self.destination)
             .map_err(|e| Error::io(&self.destination, e))?;
         self.committed = true;
-        Ok(())
+        super::durable::sync_folder_of(&self.destination)
     }
 }
 

@@ -446,7 +446,7 @@ impl Dispatcher {
                 continue;
             }
             match self.graph.graph[edge.source()].op {
-                Op::Fetch { .. } => return StallCause::Environment,
+                Op::Fetch { .. } | Op::Restore => return StallCause::Environment,
                 Op::ReadSite { .. } => cause = StallCause::InputCore,
                 _ => {}
             }

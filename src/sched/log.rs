@@ -4,7 +4,7 @@ use super::stall::{StallCause, StallSpell};
 use super::{GovernorLog, Stalls};
 use crate::backend::PrimitiveTimes;
 use crate::device::PoolUsage;
-use crate::graph::{Cols, Lane, Op, Pass, SweepGraph, Task};
+use crate::graph::{Cols, Lane, Op, Pass, Resumed, SweepGraph, Task};
 use crate::store::TierBytes;
 use crate::tensor::Work;
 use petgraph::stable_graph::NodeIndex;
@@ -75,6 +75,8 @@ pub struct RunLog {
     /// The graph as the run left it, when the governor rewrote nodes into half batches or the
     /// run was one rank's part of a graph ([`crate::ranks::RankGraph`]).
     pub graph_after: Option<SweepGraph>,
+    /// What the run skipped by resuming from a checkpoint (`None`: it kept no checkpoint).
+    pub resumed: Option<Resumed>,
     /// Kernel threads of each device (empty when not known).
     pub threads_per_device: Vec<usize>,
     /// True for the log of a simulated run (its times come from a model, not a measurement).
@@ -101,6 +103,7 @@ impl RunLog {
             stall_spells: Vec::new(),
             governor: GovernorLog::default(),
             graph_after: None,
+            resumed: None,
             threads_per_device: Vec::new(),
             simulated: false,
             started: SystemTime::now() - Instant::now().saturating_duration_since(origin),

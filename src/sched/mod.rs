@@ -139,13 +139,19 @@ pub(crate) fn run_inline(
 const INLINE_FLOPS_PER_TASK: f64 = 32e6;
 
 /// True when `graph` gains nothing from lanes of their own and may run with [`run_inline`]:
-/// one device of one rank, in host memory (`shared_memory`), nothing spilled or fetched, and
+/// one device of one rank, in host memory (`shared_memory`), nothing spilled, fetched,
+/// checkpointed or restored, and
 /// compute tasks of [`INLINE_FLOPS_PER_TASK`] or fewer on average. Such a sweep's I/O tasks
 /// are as small as its kernels, and handing each task to a lane's thread and back would cost
 /// more than overlapping them gains.
 pub(crate) fn runs_inline(graph: &SweepGraph, shared_memory: bool) -> bool {
     let tasks = || graph.graph.node_weights();
-    let spills = tasks().any(|t| matches!(t.op, Op::Spill { .. } | Op::Fetch { .. }));
+    let spills = tasks().any(|t| {
+        matches!(
+            t.op,
+            Op::Spill { .. } | Op::Fetch { .. } | Op::Checkpoint | Op::Restore
+        )
+    });
     let compute = tasks()
         .filter(|t| t.lane == crate::graph::Lane::Compute)
         .count();

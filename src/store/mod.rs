@@ -12,6 +12,7 @@ mod value;
 pub use disk_rates::DiskRates;
 pub(crate) use disk_tier::DiskTier;
 pub use fault::DiskFault;
+pub(crate) use scratch::try_lock;
 pub use scratch::{clean_stale, ScratchDir};
 pub use spill_file::SpillFile;
 pub use throttle::Throttle;

@@ -104,7 +104,7 @@ fn owned_by_me(entry: &std::fs::DirEntry) -> bool {
 }
 
 /// Takes an exclusive lock on `file` without waiting; false if another process holds it.
-fn try_lock(file: &File) -> std::io::Result<bool> {
+pub(crate) fn try_lock(file: &File) -> std::io::Result<bool> {
     // SAFETY: flock on an open descriptor.
     if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } == 0 {
         return Ok(true);

@@ -17,12 +17,15 @@ const ALIGN: usize = 4096;
 /// Bytes moved per system call (and the size of each disk lane's bounce buffer).
 pub const BLOCK: usize = 8 << 20;
 
-/// A tensor stored in a scratch file; the file is removed when this handle drops.
+/// A tensor stored in a file: a scratch file, removed when this handle drops, or one a
+/// checkpoint keeps ([`SpillFile::kept`]).
 #[derive(Debug)]
 pub struct SpillFile {
     path: PathBuf,
     shape: Vec<usize>,
     dtype: DType,
+    /// Whether dropping the handle removes the file (scratch files).
+    removed_on_drop: bool,
 }
 
 impl SpillFile {
@@ -41,6 +44,7 @@ impl SpillFile {
             path,
             shape: tensor.shape().to_vec(),
             dtype: tensor.dtype(),
+            removed_on_drop: true,
         };
         let (file, direct) = open(&spilled.path, true)?;
         let fail = |e| Error::io(&spilled.path, e);
@@ -48,20 +52,37 @@ impl SpillFile {
             return Err(fail(e));
         }
         let bytes = crate::with_array!(tensor, a => as_bytes(a.data()));
-        let mut buffer = AlignedBlock::new(bytes.len());
+        let (straight, tail) = bytes.split_at(straight_from_memory(bytes, direct));
         let start = Instant::now();
-        for (i, chunk) in bytes.chunks(BLOCK).enumerate() {
+        for (i, chunk) in straight.chunks(BLOCK).enumerate() {
             cancel.check()?;
-            let padded = buffer.fill_from(chunk);
-            file.write_all_at(padded, (i * BLOCK) as u64)
-                .map_err(fail)?;
+            file.write_all_at(chunk, (i * BLOCK) as u64).map_err(fail)?;
             throttle.pace(start, (i * BLOCK + chunk.len()) as u64);
+        }
+        let mut buffer = AlignedBlock::new(tail.len());
+        for (i, chunk) in tail.chunks(BLOCK).enumerate() {
+            cancel.check()?;
+            let at = straight.len() + i * BLOCK;
+            file.write_all_at(buffer.fill_from(chunk), at as u64)
+                .map_err(fail)?;
+            throttle.pace(start, (at + chunk.len()) as u64);
         }
         if !direct {
             file.sync_data().map_err(fail)?;
             drop_cache(&file);
         }
         Ok(spilled)
+    }
+
+    /// A handle to a file written before that holds a `dtype` tensor of `shape`, left in place
+    /// when the handle drops.
+    pub fn kept(path: PathBuf, shape: Vec<usize>, dtype: DType) -> SpillFile {
+        SpillFile {
+            path,
+            shape,
+            dtype,
+            removed_on_drop: false,
+        }
     }
 
     /// Reads the tensor back at most as fast as `throttle` allows, stopping between blocks
@@ -111,7 +132,21 @@ impl SpillFile {
 
 impl Drop for SpillFile {
     fn drop(&mut self) {
-        let _ = std::fs::remove_file(&self.path);
+        if self.removed_on_drop {
+            let _ = std::fs::remove_file(&self.path);
+        }
+    }
+}
+
+/// How many of `bytes` (a tensor's) can go to the file straight from memory, without a copy
+/// into an aligned buffer: whole blocks of [`ALIGN`], where a direct handle can take them
+/// (the data starts on an aligned address, as the block cache's large blocks do); the rest
+/// goes through the buffer, padded.
+fn straight_from_memory(bytes: &[u8], direct: bool) -> usize {
+    let aligned = bytes.as_ptr() as usize % ALIGN == 0;
+    match !direct || aligned {
+        true => bytes.len() - bytes.len() % ALIGN,
+        false => 0,
     }
 }
 

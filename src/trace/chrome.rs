@@ -120,9 +120,12 @@ fn trace_in(graph: &SweepGraph, log: &RunLog, scope: TraceScope) -> Value {
             .expect("finite")
     });
     events.extend(timed);
-    let run = json!({"devices": graph.devices, "threads_per_device": log.threads_per_device,
-                     "dtype": graph.dtype.name(), "simulated": log.simulated,
-                     "ranks": scope.ranks});
+    let mut run = json!({"devices": graph.devices, "threads_per_device": log.threads_per_device,
+                         "dtype": graph.dtype.name(), "simulated": log.simulated,
+                         "ranks": scope.ranks});
+    if let Some(resumed) = &log.resumed {
+        run["resumed"] = json!(resumed);
+    }
     json!({ "traceEvents": events, "displayTimeUnit": "ms", "otherData": { "srcflow": run } })
 }
 

@@ -1,0 +1,92 @@
+//! `KillFault`: kills the process at a chosen task, as a node failure or a job's time limit
+//! would (tests of resuming from a checkpoint).
+
+use crate::error::{Error, Result};
+use crate::fault_spec::head_and_nth;
+use std::str::FromStr;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+/// The kinds of task a kill may strike, by the name reports and traces give them.
+pub const KILLABLE: [&str; 9] = [
+    "env",
+    "fold",
+    "sketch",
+    "qr",
+    "project",
+    "first",
+    "write",
+    "spill-disk",
+    "checkpoint",
+];
+
+/// Sends SIGKILL to this process in the middle of the `nth` task of kind `op`: a task that
+/// writes a file to the checkpoint (`checkpoint`, `spill-disk`) after its data is written and
+/// before the file takes its name; any other after its work and before the scheduler hears
+/// of it.
+#[derive(Debug)]
+pub struct KillFault {
+    op: String,
+    nth: usize,
+    seen: AtomicUsize,
+}
+
+impl KillFault {
+    /// Counts one more task of kind `op` and kills the process if it is the chosen one.
+    pub fn strike(&self, op: &str) {
+        if op != self.op || self.seen.fetch_add(1, Ordering::SeqCst) + 1 != self.nth {
+            return;
+        }
+        // SAFETY: getpid and kill have no preconditions; SIGKILL cannot be caught.
+        unsafe { libc::kill(libc::getpid(), libc::SIGKILL) };
+        loop {
+            std::thread::park();
+        }
+    }
+}
+
+impl Clone for KillFault {
+    fn clone(&self) -> Self {
+        KillFault {
+            op: self.op.clone(),
+            nth: self.nth,
+            seen: AtomicUsize::new(self.seen.load(Ordering::SeqCst)),
+        }
+    }
+}
+
+impl FromStr for KillFault {
+    type Err = Error;
+
+    /// `OP[:N]`: the `N`th (first by default) task of kind `OP`, one of [`KILLABLE`].
+    fn from_str(text: &str) -> Result<Self> {
+        match head_and_nth(text) {
+            Some((op, nth)) if KILLABLE.contains(&op) => Ok(KillFault {
+                op: op.to_string(),
+                nth,
+                seen: AtomicUsize::new(0),
+            }),
+            _ => Err(Error::Invalid(format!(
+                "a kill is OP[:N] with OP one of {} and N >= 1, found '{text}'",
+                KILLABLE.join(", ")
+            ))),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_kill_names_a_kind_of_task_and_which_of_them() {
+        let kill: KillFault = "checkpoint:3".parse().unwrap();
+        assert_eq!((kill.op.as_str(), kill.nth), ("checkpoint", 3));
+        kill.strike("checkpoint");
+        kill.strike("env");
+        kill.strike("checkpoint");
+        assert_eq!(kill.seen.load(Ordering::SeqCst), 2);
+        let refused = "sleep:2".parse::<KillFault>().unwrap_err().to_string();
+        assert!(refused.contains("'sleep:2'") && refused.contains("spill-disk"));
+        assert!("env:0".parse::<KillFault>().is_err());
+    }
+}

@@ -1,0 +1,448 @@
+//! `Checkpoint`: the folder where a run keeps what it needs to go on after a kill (what it is,
+//! the values it finished and a journal of them), and from which the same run resumes.
+//!
+//! Every value is written under a temporary name, flushed, renamed and then recorded in the
+//! journal, so that a kill at any moment leaves values that are whole or absent, never torn.
+//! The rename is not flushed on its own: a record whose file lost its name to a power loss
+//! is dropped when the checkpoint is opened again (the journal is trusted only for files that
+//! are there, whole).
+
+mod identity;
+mod journal;
+mod kill;
+mod retire;
+
+pub use identity::RunIdentity;
+pub use kill::{KillFault, KILLABLE};
+pub use retire::SweepSize;
+
+use crate::cancel::CancelToken;
+use crate::error::{Error, Result};
+use crate::graph::{DataId, Shared};
+use crate::io::durable;
+use crate::store::{try_lock, DiskRates, SpillFile, Throttle};
+use crate::tensor::AnyTensor;
+use journal::{Entry, Journal};
+use std::collections::{HashMap, HashSet};
+use std::fs::File;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+/// The file that says which run the checkpoint is of.
+const IDENTITY: &str = "identity.json";
+/// The journal of the values held.
+const JOURNAL: &str = "journal.jsonl";
+/// The lock file the run using the checkpoint holds.
+const LOCK: &str = ".lock";
+/// Suffix of a value's file.
+const VALUE: &str = ".bin";
+
+/// A run's checkpoint folder, open and locked for the run.
+pub struct Checkpoint {
+    dir: PathBuf,
+    _lock: File,
+    journal: Mutex<Journal>,
+    kept: Mutex<HashMap<DataId, Entry>>,
+    /// The sweep's sites and devices: which kept values a resume can no longer read.
+    size: SweepSize,
+    write_throttle: Throttle,
+    read_throttle: Throttle,
+    cancel: CancelToken,
+    kill: Option<Arc<KillFault>>,
+}
+
+impl Checkpoint {
+    /// Opens the checkpoint of the run `identity` (a sweep of `size`) in `dir`, made (with its
+    /// identity) if missing or empty; refuses one of another run, saying what differs. What a
+    /// kill left half written is dropped. Transfers go at most at `rates` and stop once
+    /// `cancel` is cancelled; `kill` (tests) kills the process in the middle of a write.
+    pub fn open(
+        dir: &Path,
+        identity: &RunIdentity,
+        size: SweepSize,
+        rates: DiskRates,
+        cancel: CancelToken,
+        kill: Option<Arc<KillFault>>,
+    ) -> Result<Self> {
+        made_if_missing(dir)?;
+        let lock = locked(dir)?;
+        match read_identity(dir)? {
+            Some(there) => same_run(dir, &there, identity)?,
+            None => {
+                only_our_files(dir)?;
+                let text = serde_json::to_string_pretty(identity).expect("plain data");
+                durable::write_whole(&dir.join(IDENTITY), text.as_bytes())?;
+            }
+        }
+        remove_temporaries(dir);
+        let (journal, kept) = Journal::recover(dir)?;
+        Ok(Checkpoint {
+            dir: dir.to_path_buf(),
+            _lock: lock,
+            journal: Mutex::new(journal),
+            kept: Mutex::new(kept),
+            size,
+            write_throttle: Throttle::new(rates.write),
+            read_throttle: Throttle::new(rates.read),
+            cancel,
+            kill,
+        })
+    }
+
+    /// The folder.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// The values it holds, by content ([`DataId::content`]).
+    pub fn kept(&self) -> HashSet<DataId> {
+        self.lock_kept().keys().copied().collect()
+    }
+
+    /// Keeps `tensor` as the value `value` (by content), for a task of kind `op`: written,
+    /// flushed, renamed and recorded (the record flushed). Returns a handle to its file, which stays when the
+    /// handle drops.
+    pub fn keep(&self, op: &str, value: DataId, tensor: &AnyTensor) -> Result<SpillFile> {
+        let name = file_name(value);
+        let path = self.dir.join(&name);
+        let temporary = durable::temporary_of(&path);
+        let written = SpillFile::write(
+            temporary.clone(),
+            tensor,
+            self.write_throttle,
+            None,
+            &self.cancel,
+        )?;
+        if let Some(kill) = &self.kill {
+            kill.strike(op);
+        }
+        durable::flush_and_rename(&temporary, &path)?;
+        drop(written);
+        let entry = Entry {
+            value,
+            file: name,
+            dtype: tensor.dtype(),
+            shape: tensor.shape().to_vec(),
+        };
+        self.lock_journal().record(&entry)?;
+        self.lock_kept().insert(value, entry);
+        if matches!(value, DataId::Basis { .. }) || value.is_projection() {
+            self.retire_superseded()?;
+        }
+        Ok(SpillFile::kept(
+            path,
+            tensor.shape().to_vec(),
+            tensor.dtype(),
+        ))
+    }
+
+    /// Removes the kept values that no resume can read any more, now that the right-to-left
+    /// pass has kept a later point to resume from ([`retire`]); the journal that names that
+    /// point is flushed to the disk first.
+    fn retire_superseded(&self) -> Result<()> {
+        let mut kept = self.lock_kept();
+        let Some(site) = self.size.resume_site(&kept) else {
+            return Ok(());
+        };
+        let dead = retire::superseded(&kept, site);
+        if dead.is_empty() {
+            return Ok(());
+        }
+        self.lock_journal().flush()?;
+        for value in dead {
+            let entry = kept.remove(&value).expect("listed from the kept values");
+            let path = self.dir.join(&entry.file);
+            std::fs::remove_file(&path).map_err(|e| Error::io(&path, e))?;
+        }
+        Ok(())
+    }
+
+    fn lock_journal(&self) -> MutexGuard<'_, Journal> {
+        self.journal.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// A handle to the file of the kept value `value` (by content).
+    pub fn file(&self, value: DataId) -> Result<SpillFile> {
+        let kept = self.lock_kept();
+        let entry = kept.get(&value).ok_or_else(|| {
+            Error::Invalid(format!(
+                "the checkpoint {} holds no {value} to resume from",
+                self.dir.display()
+            ))
+        })?;
+        let path = self.dir.join(&entry.file);
+        Ok(SpillFile::kept(path, entry.shape.clone(), entry.dtype))
+    }
+
+    /// Reads the kept value `value` (by content) back.
+    pub fn read(&self, value: DataId) -> Result<AnyTensor> {
+        self.file(value)?.read(self.read_throttle, &self.cancel)
+    }
+
+    fn lock_kept(&self) -> MutexGuard<'_, HashMap<DataId, Entry>> {
+        self.kept.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+/// The seed of the run whose checkpoint is in `dir`, if there is one: what a caller that left
+/// the seed to chance runs with again, to resume rather than be refused.
+pub fn seed_of(dir: &Path) -> Option<u64> {
+    read_identity(dir).ok().flatten()?.seed()
+}
+
+/// Removes the checkpoint in `dir` (a run that finished needs it no more): its values and
+/// journal, then its identity, then the folder if nothing else is left in it. A kill in the
+/// middle leaves a checkpoint that resumes or starts afresh.
+pub fn remove(dir: &Path) -> Result<()> {
+    let entries = std::fs::read_dir(dir).map_err(|e| Error::io(dir, e))?;
+    for entry in entries.flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if name.ends_with(VALUE) || name.ends_with(durable::TEMPORARY) {
+            std::fs::remove_file(entry.path()).map_err(|e| Error::io(entry.path(), e))?;
+        }
+    }
+    for name in [JOURNAL, IDENTITY, LOCK] {
+        match std::fs::remove_file(dir.join(name)) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                return Err(Error::io(dir.join(name), e))
+            }
+            _ => {}
+        }
+    }
+    let _ = std::fs::remove_dir(dir);
+    Ok(())
+}
+
+/// The file name of the value `value` in a checkpoint.
+fn file_name(value: DataId) -> String {
+    let stem = match value {
+        DataId::Env { site, cols } => format!("env-{site:05}-{}-{}", cols.start, cols.end),
+        DataId::Proj { site } => format!("proj-{site:05}"),
+        DataId::Part {
+            of: Shared::Proj { site },
+            device,
+        } => format!("proj-{site:05}-part{device}"),
+        DataId::Basis { site } => format!("core-{site:05}"),
+        other => format!(
+            "value-{}",
+            other.to_string().replace(['[', ']', '.', '@', '/'], "_")
+        ),
+    };
+    stem + VALUE
+}
+
+/// Makes `dir` when it is missing (its parent must exist).
+fn made_if_missing(dir: &Path) -> Result<()> {
+    if dir.exists() {
+        return crate::io::existing_folder(dir, "checkpoint folder");
+    }
+    let parent = dir.parent().filter(|p| !p.as_os_str().is_empty());
+    crate::io::existing_folder(
+        parent.unwrap_or(Path::new(".")),
+        "checkpoint folder's parent",
+    )?;
+    std::fs::create_dir(dir).map_err(|e| Error::io(dir, e))?;
+    durable::sync_folder_of(dir)
+}
+
+/// The lock of `dir`, taken; refused while another run holds it.
+fn locked(dir: &Path) -> Result<File> {
+    let path = dir.join(LOCK);
+    let file = File::create(&path).map_err(|e| Error::io(&path, e))?;
+    match try_lock(&file) {
+        Ok(true) => Ok(file),
+        Ok(false) => Err(Error::Invalid(format!(
+            "the checkpoint folder {} is in use by another srcflow run (it holds {LOCK})",
+            dir.display()
+        ))),
+        Err(e) => Err(Error::io(&path, e)),
+    }
+}
+
+/// The identity of the checkpoint in `dir`, if it has one.
+fn read_identity(dir: &Path) -> Result<Option<RunIdentity>> {
+    let path = dir.join(IDENTITY);
+    let text = match std::fs::read_to_string(&path) {
+        Ok(text) => text,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(Error::io(&path, e)),
+    };
+    serde_json::from_str(&text).map(Some).map_err(|e| {
+        Error::Invalid(format!(
+            "{} is not a srcflow checkpoint identity ({e}); remove the folder or give another",
+            path.display()
+        ))
+    })
+}
+
+/// Refuses to resume a checkpoint made for `there` in a run of `here`, saying what differs.
+fn same_run(dir: &Path, there: &RunIdentity, here: &RunIdentity) -> Result<()> {
+    let differences = there.differences(here);
+    if differences.is_empty() {
+        return Ok(());
+    }
+    Err(Error::Invalid(format!(
+        "the checkpoint {} is of another run, so this one does not resume from it: {}. Run \
+         the same problem with the same options and srcflow to resume it, or remove it or give \
+         `EngineBuilder::checkpoint` another folder to start afresh",
+        dir.display(),
+        differences.join("; ")
+    )))
+}
+
+/// Refuses a folder without an identity that holds files other than a checkpoint's lock and
+/// temporaries: it is not a checkpoint, and nothing of the user's may be mixed in or removed.
+fn only_our_files(dir: &Path) -> Result<()> {
+    let entries = std::fs::read_dir(dir).map_err(|e| Error::io(dir, e))?;
+    let foreign = entries.flatten().map(|e| e.file_name()).find(|name| {
+        let name = name.to_string_lossy();
+        name != LOCK && !name.ends_with(durable::TEMPORARY)
+    });
+    match foreign {
+        None => Ok(()),
+        Some(name) => Err(Error::Invalid(format!(
+            "the checkpoint folder {} holds {} but no srcflow checkpoint ({IDENTITY}): give an \
+             empty or missing folder",
+            dir.display(),
+            name.to_string_lossy()
+        ))),
+    }
+}
+
+/// Removes what a kill left of files being written in `dir`.
+fn remove_temporaries(dir: &Path) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        if entry
+            .file_name()
+            .to_string_lossy()
+            .ends_with(durable::TEMPORARY)
+        {
+            let _ = std::fs::remove_file(entry.path());
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::graph::Cols;
+    use crate::tensor::DType;
+
+    fn identity(seed: u64) -> RunIdentity {
+        let mut identity = RunIdentity::default();
+        identity.set("seed", seed);
+        identity
+    }
+
+    fn open(dir: &Path, seed: u64) -> Result<Checkpoint> {
+        let rates = DiskRates::default();
+        let size = SweepSize {
+            sites: 8,
+            devices: 1,
+        };
+        Checkpoint::open(dir, &identity(seed), size, rates, CancelToken::new(), None)
+    }
+
+    const ENV: DataId = DataId::Env {
+        site: 3,
+        cols: Cols { start: 0, end: 4 },
+    };
+
+    fn tensor() -> AnyTensor {
+        AnyTensor::zeros(DType::Complex128, vec![4, 5, 6]).cast(DType::Float32)
+    }
+
+    #[test]
+    fn a_kept_value_is_there_whole_when_the_checkpoint_is_opened_again() {
+        let parent = tempfile::tempdir().unwrap();
+        let dir = parent.path().join("ckpt");
+        let checkpoint = open(&dir, 1).unwrap();
+        checkpoint.keep("checkpoint", ENV, &tensor()).unwrap();
+        assert!(open(&dir, 1).is_err(), "the lock keeps a second run out");
+        drop(checkpoint);
+        let again = open(&dir, 1).unwrap();
+        assert_eq!(again.kept(), HashSet::from([ENV]));
+        assert_eq!(again.read(ENV).unwrap(), tensor());
+        drop(again);
+        remove(&dir).unwrap();
+        assert!(!dir.exists());
+    }
+
+    #[test]
+    fn values_a_resume_can_no_longer_read_are_removed_as_the_sweep_passes_them() {
+        let parent = tempfile::tempdir().unwrap();
+        let checkpoint = open(&parent.path().join("ckpt"), 1).unwrap();
+        let env = |site| DataId::Env {
+            site,
+            cols: Cols { start: 0, end: 4 },
+        };
+        for site in 0..7 {
+            checkpoint.keep("checkpoint", env(site), &tensor()).unwrap();
+        }
+        checkpoint
+            .keep("checkpoint", DataId::Proj { site: 7 }, &tensor())
+            .unwrap();
+        for site in [7, 6] {
+            checkpoint
+                .keep("checkpoint", DataId::Basis { site }, &tensor())
+                .unwrap();
+        }
+        assert_eq!(checkpoint.kept().len(), 9, "S7 and η7 leave C6 unread");
+        checkpoint
+            .keep("checkpoint", DataId::Proj { site: 6 }, &tensor())
+            .unwrap();
+        let mut kept: Vec<String> = checkpoint.kept().iter().map(DataId::to_string).collect();
+        kept.sort();
+        assert_eq!(
+            kept,
+            ["C0[0..4]", "C1[0..4]", "C2[0..4]", "C3[0..4]", "C4[0..4]", "S6", "η6", "η7"]
+        );
+        let files = std::fs::read_dir(checkpoint.dir()).unwrap();
+        let values = files
+            .flatten()
+            .filter(|f| f.file_name().to_string_lossy().ends_with(VALUE));
+        assert_eq!(values.count(), kept.len(), "a retired value's file stays");
+    }
+
+    #[test]
+    fn another_runs_checkpoint_is_refused_saying_what_differs() {
+        let parent = tempfile::tempdir().unwrap();
+        let dir = parent.path().join("ckpt");
+        drop(open(&dir, 1).unwrap());
+        let refused = open(&dir, 2).err().unwrap().to_string();
+        assert!(refused.contains("seed 1 there, 2 here"), "{refused}");
+        std::fs::remove_file(dir.join(IDENTITY)).unwrap();
+        std::fs::write(dir.join("notes.txt"), "mine").unwrap();
+        let refused = open(&dir, 1).err().unwrap().to_string();
+        assert!(refused.contains("notes.txt"), "{refused}");
+        assert!(dir.join("notes.txt").exists());
+    }
+
+    #[test]
+    fn what_a_kill_left_half_done_is_dropped() {
+        let parent = tempfile::tempdir().unwrap();
+        let dir = parent.path().join("ckpt");
+        let checkpoint = open(&dir, 1).unwrap();
+        checkpoint.keep("checkpoint", ENV, &tensor()).unwrap();
+        let proj = DataId::Proj { site: 2 };
+        checkpoint.keep("checkpoint", proj, &tensor()).unwrap();
+        drop(checkpoint);
+        let torn = dir.join("env-00004-0-4.bin.tmp");
+        std::fs::write(&torn, [0u8; 10]).unwrap();
+        std::fs::remove_file(dir.join(file_name(proj))).unwrap();
+        let mut journal = std::fs::OpenOptions::new()
+            .append(true)
+            .open(dir.join(JOURNAL))
+            .unwrap();
+        std::io::Write::write_all(&mut journal, b"{\"value\":{\"Proj\":{\"si").unwrap();
+        let again = open(&dir, 1).unwrap();
+        assert_eq!(again.kept(), HashSet::from([ENV]));
+        assert!(!torn.exists());
+        again.keep("checkpoint", proj, &tensor()).unwrap();
+        drop(again);
+        assert_eq!(open(&dir, 1).unwrap().kept(), HashSet::from([ENV, proj]));
+    }
+}
