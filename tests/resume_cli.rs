@@ -299,6 +299,8 @@ fn a_folder_that_is_not_a_checkpoint_is_refused_and_left_alone() {
         std::fs::read_to_string(folder.join("todo.txt")).unwrap(),
         "mine"
     );
+    let names: Vec<_> = std::fs::read_dir(&folder).unwrap().flatten().collect();
+    assert_eq!(names.len(), 1, "the folder got more than it had");
     let orphan = case.path("missing").join("checkpoint");
     let refused = case.run("out", &["--checkpoint", orphan.to_str().unwrap()]);
     assert!(!refused.status.success());

@@ -3,6 +3,7 @@
 
 use crate::error::{Error, Result};
 use crate::graph::DataId;
+use crate::store::SpillFile;
 use crate::tensor::DType;
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
@@ -31,7 +32,7 @@ impl Entry {
     }
 }
 
-/// How often the journal is flushed to the disk, at most.
+/// How long the journal's records may wait to be flushed to the disk while records come.
 pub const FLUSH_EVERY: Duration = Duration::from_secs(1);
 
 /// The journal file, open for appending.
@@ -55,7 +56,8 @@ impl Journal {
         };
         let whole = |entry: &Entry| {
             let file = dir.join(&entry.file);
-            std::fs::metadata(file).is_ok_and(|m| m.len() >= entry.bytes())
+            let length = SpillFile::length_holding(entry.bytes());
+            std::fs::metadata(file).is_ok_and(|m| m.len() >= length)
         };
         let entries: HashMap<DataId, Entry> = text
             .lines()
@@ -78,9 +80,10 @@ impl Journal {
     }
 
     /// Records `entry`, whose file's data is on the disk under its final name. The record
-    /// survives a kill of the process at once; it is flushed to the disk (with the records
-    /// before it) at most every [`FLUSH_EVERY`], so that a power loss forgets at most the
-    /// values of that long, which a resumed run makes again.
+    /// survives a kill of the process at once. It reaches the disk (with the records before
+    /// it) when a record comes [`FLUSH_EVERY`] or more after the last flush, before the
+    /// checkpoint removes a value ([`Journal::flush`]) and when the journal closes; what a
+    /// power loss forgets of it, a resumed run makes again.
     pub fn record(&mut self, entry: &Entry) -> Result<()> {
         let line = line_of(entry) + "\n";
         let fail = |e| Error::io(&self.path, e);
@@ -101,6 +104,12 @@ impl Journal {
             .map_err(|e| Error::io(&self.path, e))?;
         self.flushed = Instant::now();
         Ok(())
+    }
+}
+
+impl Drop for Journal {
+    fn drop(&mut self) {
+        let _ = self.file.sync_data();
     }
 }
 

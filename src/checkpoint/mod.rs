@@ -65,6 +65,9 @@ impl Checkpoint {
         kill: Option<Arc<KillFault>>,
     ) -> Result<Self> {
         made_if_missing(dir)?;
+        if read_identity(dir)?.is_none() {
+            only_our_files(dir)?;
+        }
         let lock = locked(dir)?;
         match read_identity(dir)? {
             Some(there) => same_run(dir, &there, identity)?,
@@ -100,7 +103,7 @@ impl Checkpoint {
     }
 
     /// Keeps `tensor` as the value `value` (by content), for a task of kind `op`: written,
-    /// flushed, renamed and recorded (the record flushed). Returns a handle to its file, which stays when the
+    /// flushed, renamed and recorded in the journal. Returns a handle to its file, which stays when the
     /// handle drops.
     pub fn keep(&self, op: &str, value: DataId, tensor: &AnyTensor) -> Result<SpillFile> {
         let name = file_name(value);
@@ -190,10 +193,12 @@ pub fn seed_of(dir: &Path) -> Option<u64> {
     read_identity(dir).ok().flatten()?.seed()
 }
 
-/// Removes the checkpoint in `dir` (a run that finished needs it no more): its values and
-/// journal, then its identity, then the folder if nothing else is left in it. A kill in the
+/// Removes the checkpoint in `dir` (a run that finished needs it no more), under its lock (a
+/// run resuming it meanwhile is refused, and refuses this): its values and journal, then its
+/// identity, then the folder if nothing else is left in it. A kill in the
 /// middle leaves a checkpoint that resumes or starts afresh.
 pub fn remove(dir: &Path) -> Result<()> {
+    let _lock = locked(dir)?;
     let entries = std::fs::read_dir(dir).map_err(|e| Error::io(dir, e))?;
     for entry in entries.flatten() {
         let name = entry.file_name().to_string_lossy().into_owned();
@@ -341,7 +346,7 @@ mod tests {
         let rates = DiskRates::default();
         let size = SweepSize {
             sites: 8,
-            devices: 1,
+            parts: vec![vec![]; 8],
         };
         Checkpoint::open(dir, &identity(seed), size, rates, CancelToken::new(), None)
     }
@@ -362,6 +367,7 @@ mod tests {
         let checkpoint = open(&dir, 1).unwrap();
         checkpoint.keep("checkpoint", ENV, &tensor()).unwrap();
         assert!(open(&dir, 1).is_err(), "the lock keeps a second run out");
+        assert!(remove(&dir).is_err(), "and a removal");
         drop(checkpoint);
         let again = open(&dir, 1).unwrap();
         assert_eq!(again.kept(), HashSet::from([ENV]));
@@ -438,8 +444,17 @@ mod tests {
             .open(dir.join(JOURNAL))
             .unwrap();
         std::io::Write::write_all(&mut journal, b"{\"value\":{\"Proj\":{\"si").unwrap();
+        let short = dir.join("env-00005-0-4.bin");
+        std::fs::write(&short, [0u8; 1000]).unwrap();
+        let cut = "{\"value\":{\"Env\":{\"site\":5,\"cols\":{\"start\":0,\"end\":4}}},\
+                   \"file\":\"env-00005-0-4.bin\",\"dtype\":\"Float32\",\"shape\":[4,5,6]}\n";
+        std::io::Write::write_all(&mut journal, format!("\n{cut}").as_bytes()).unwrap();
         let again = open(&dir, 1).unwrap();
-        assert_eq!(again.kept(), HashSet::from([ENV]));
+        assert_eq!(
+            again.kept(),
+            HashSet::from([ENV]),
+            "a file cut short is not kept"
+        );
         assert!(!torn.exists());
         again.keep("checkpoint", proj, &tensor()).unwrap();
         drop(again);

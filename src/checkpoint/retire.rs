@@ -3,28 +3,52 @@
 //! site k − 1, and the environments from site k − 1 on and the S of later sites are dead
 //! weight on the disk.
 
-use crate::graph::{DataId, Shared};
+use crate::graph::{DataId, Shared, SweepGraph};
 use std::collections::HashMap;
 
-/// The sites and devices of the sweep a checkpoint is of.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// The sites of the sweep a checkpoint is of, and which devices make a part of each site's S.
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SweepSize {
     /// Sites of the product.
     pub sites: usize,
-    /// Devices the projected environments are split between (one part each, when several).
-    pub devices: usize,
+    /// The devices that make a part of S_site, by site (none where one task makes it whole).
+    pub parts: Vec<Vec<usize>>,
 }
 
 impl SweepSize {
-    /// The lowest site `k` (at least 1) whose S_k is whole in `kept` (itself, or every
-    /// device's part) with every output core from `k` on: where a resume picks up.
+    /// The sites of `graph` and the parts its tasks make of each S.
+    pub fn of(graph: &SweepGraph) -> Self {
+        let mut parts = vec![vec![]; graph.sites()];
+        for task in graph.graph.node_weights() {
+            for id in &task.outputs {
+                if let DataId::Part {
+                    of: Shared::Proj { site },
+                    device,
+                } = *id
+                {
+                    if !parts[site].contains(&device) {
+                        parts[site].push(device);
+                    }
+                }
+            }
+        }
+        SweepSize {
+            sites: graph.sites(),
+            parts,
+        }
+    }
+
+    /// The lowest site `k` (at least 1) whose S_k is whole in `kept` (itself, or every part
+    /// the sweep makes of it) with every output core from `k` on: where a resume picks up.
     pub fn resume_site<V>(&self, kept: &HashMap<DataId, V>) -> Option<usize> {
-        let whole = |site| {
+        let whole = |site: usize| {
+            let parts = &self.parts[site];
             kept.contains_key(&DataId::Proj { site })
-                || (0..self.devices).all(|device| {
-                    let of = Shared::Proj { site };
-                    kept.contains_key(&DataId::Part { of, device })
-                })
+                || (!parts.is_empty()
+                    && parts.iter().all(|&device| {
+                        let of = Shared::Proj { site };
+                        kept.contains_key(&DataId::Part { of, device })
+                    }))
         };
         let cores_from =
             |site| (site..self.sites).all(|site| kept.contains_key(&DataId::Basis { site }));
@@ -58,10 +82,23 @@ mod tests {
     }
 
     #[test]
+    fn the_parts_of_s_are_those_the_sweep_makes() {
+        use crate::graph::{test_shapes, GraphOptions, SweepGraph};
+        let stack = test_shapes::mps(6, 8, 2);
+        let mut options = GraphOptions::new(8);
+        let one = SweepSize::of(&SweepGraph::build(&stack, &options).unwrap());
+        assert_eq!((one.sites, one.parts), (6, vec![vec![]; 6]));
+        options.devices = 2;
+        let two = SweepSize::of(&SweepGraph::build(&stack, &options).unwrap());
+        assert_eq!(two.parts[3], [0, 1]);
+        assert!(two.parts[0].is_empty(), "site 0 makes no S");
+    }
+
+    #[test]
     fn a_resume_point_needs_a_whole_projection_and_every_core_after_it() {
         let size = SweepSize {
             sites: 6,
-            devices: 2,
+            parts: vec![vec![0, 1]; 6],
         };
         let mut kept: HashMap<DataId, ()> = (0..5).map(|site| (env(site), ())).collect();
         assert_eq!(size.resume_site(&kept), None);

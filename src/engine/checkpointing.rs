@@ -95,13 +95,11 @@ impl Engine {
                     .into(),
             ));
         }
-        let identity = RunIdentity::of_run(graph, source, self.options.seed, 1)?;
+        let backend = (self.backend().name(), &self.threads_per_device()[..]);
+        let identity = RunIdentity::of_run(graph, source, self.options.seed, 1, backend)?;
         let kill = self.tiering.kill.clone();
         let rates = self.tiering.disk_rates;
-        let size = SweepSize {
-            sites: graph.sites(),
-            devices: graph.devices,
-        };
+        let size = SweepSize::of(graph);
         Checkpoint::open(dir, &identity, size, rates, self.cancel.clone(), kill).map(Some)
     }
 

@@ -119,23 +119,7 @@ impl SweepGraph {
     /// left-to-right pass waits for when it falls behind) before it.
     fn add_checkpoint_write(&mut self, from: &[NodeIndex], copy: DataId) {
         let maker = &self.graph[from[0]];
-        let bytes = self.value_bytes(copy);
-        let task = Task {
-            op: Op::Checkpoint,
-            site: maker.site,
-            cols: maker.within.or(maker.cols),
-            within: None,
-            inputs: vec![copy],
-            outputs: vec![],
-            flops: 0.0,
-            work: Work::default(),
-            peak_bytes: bytes,
-            moved_bytes: bytes,
-            lane: Op::Checkpoint.lane(),
-            device: maker.device,
-            rank: maker.rank,
-            step: maker.step + 1,
-        };
+        let task = self.moving(Op::Checkpoint, maker, copy, maker.step + 1);
         let node = self.graph.add_node(Arc::new(task));
         for &maker in from {
             self.graph.add_edge(maker, node, copy);
@@ -220,26 +204,36 @@ impl SweepGraph {
     /// checkpoint for `readers`, at the step of the first of them.
     fn add_restore(&mut self, maker: &Task, id: DataId, readers: &[NodeIndex]) {
         let step = readers.iter().map(|&r| self.graph[r].step).min();
+        let task = self.moving(Op::Restore, maker, id, step.unwrap_or(maker.step));
+        let node = self.graph.add_node(Arc::new(task));
+        for &reader in readers {
+            self.graph.add_edge(node, reader, id);
+        }
+    }
+
+    /// A task of `op` that moves the value `id` (made by `maker`) into the checkpoint (a
+    /// checkpoint write, reading it) or out of it (a restore, making it), at sweep `step`.
+    fn moving(&self, op: Op, maker: &Task, id: DataId, step: usize) -> Task {
         let bytes = self.value_bytes(id);
-        let task = Task {
-            op: Op::Restore,
+        let (inputs, outputs) = match op {
+            Op::Restore => (vec![], vec![id]),
+            _ => (vec![id], vec![]),
+        };
+        Task {
+            op,
             site: maker.site,
             cols: maker.within.or(maker.cols),
             within: None,
-            inputs: vec![],
-            outputs: vec![id],
+            inputs,
+            outputs,
             flops: 0.0,
             work: Work::default(),
             peak_bytes: bytes,
             moved_bytes: bytes,
-            lane: Op::Restore.lane(),
+            lane: op.lane(),
             device: maker.device,
             rank: maker.rank,
-            step: step.unwrap_or(maker.step),
-        };
-        let node = self.graph.add_node(Arc::new(task));
-        for &reader in readers {
-            self.graph.add_edge(node, reader, id);
+            step,
         }
     }
 }

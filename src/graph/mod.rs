@@ -13,7 +13,7 @@ mod sizes;
 mod split;
 mod task;
 #[cfg(test)]
-mod test_shapes;
+pub(crate) mod test_shapes;
 mod unfold;
 
 pub use checkpoint::Resumed;

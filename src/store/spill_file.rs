@@ -124,6 +124,12 @@ impl SpillFile {
         &self.path
     }
 
+    /// The length of a file that holds a tensor of `bytes`: whole blocks of 4 KiB, as
+    /// direct I/O reads them back.
+    pub fn length_holding(bytes: u64) -> u64 {
+        bytes.next_multiple_of(ALIGN as u64)
+    }
+
     /// Bytes of the tensor it holds.
     pub fn bytes(&self) -> u64 {
         (self.shape.iter().product::<usize>() * self.dtype.bytes()) as u64
