@@ -436,7 +436,7 @@ mod tests {
         let proj = DataId::Proj { site: 2 };
         checkpoint.keep("checkpoint", proj, &tensor()).unwrap();
         drop(checkpoint);
-        let torn = dir.join("env-00004-0-4.bin.tmp");
+        let torn = dir.join(format!("env-00004-0-4.bin{}", durable::TEMPORARY));
         std::fs::write(&torn, [0u8; 10]).unwrap();
         std::fs::remove_file(dir.join(file_name(proj))).unwrap();
         let mut journal = std::fs::OpenOptions::new()

@@ -7,20 +7,22 @@ use std::fs::File;
 use std::io::Write;
 use std::path::Path;
 
-/// Suffix of a file still being written; what a kill leaves of one is removed on the next open.
-pub const TEMPORARY: &str = ".tmp";
+/// Suffix of a file still being written; what a kill leaves of one in a checkpoint is removed
+/// when the checkpoint is opened again.
+pub const TEMPORARY: &str = ".srcflow-tmp";
 
-/// Replaces `path` by a file holding `bytes`, durably.
+/// Replaces `path` by a file holding `bytes`, durably: a failure (named by `path`) leaves
+/// nothing behind.
 pub fn write_whole(path: &Path, bytes: &[u8]) -> Result<()> {
     let temporary = temporary_of(path);
     let written = File::create(&temporary)
         .and_then(|mut file| file.write_all(bytes).and_then(|()| file.sync_all()))
-        .map_err(|e| Error::io(&temporary, e));
-    if let Err(e) = written {
+        .map_err(|e| Error::io(path, e))
+        .and_then(|()| publish(&temporary, path));
+    if written.is_err() {
         let _ = std::fs::remove_file(&temporary);
-        return Err(e);
     }
-    publish(&temporary, path)
+    written
 }
 
 /// Flushes the written file `temporary` to the disk and renames it to `path`, durably.

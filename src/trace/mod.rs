@@ -31,13 +31,5 @@ pub fn read_trace(path: &Path) -> Result<serde_json::Value> {
 
 /// Writes `text` to `path` through a temporary sibling, so a failure leaves nothing behind.
 pub fn write_whole(path: &Path, text: &str) -> Result<()> {
-    let mut staging = path.as_os_str().to_owned();
-    staging.push(".srcflow-tmp");
-    let staging = std::path::PathBuf::from(staging);
-    std::fs::write(&staging, text)
-        .and_then(|()| std::fs::rename(&staging, path))
-        .map_err(|e| {
-            let _ = std::fs::remove_file(&staging);
-            Error::io(path, e)
-        })
+    crate::io::durable::write_whole(path, text.as_bytes())
 }
