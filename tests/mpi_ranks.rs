@@ -223,3 +223,210 @@ fn a_traced_run_of_three_ranks_writes_one_trace_of_every_rank() {
     let printed = String::from_utf8_lossy(&report.stdout);
     assert!(printed.contains("host of rank 2 network"), "{printed}");
 }
+
+/// The bytes of every output core in `out`, in site order.
+fn output_bytes(out: &Path) -> Vec<Vec<u8>> {
+    let layer = out.join("out");
+    let mut files: Vec<_> = std::fs::read_dir(&layer)
+        .unwrap_or_else(|e| panic!("{}: {e}", layer.display()))
+        .map(|e| e.unwrap().path())
+        .collect();
+    files.sort();
+    files.iter().map(|f| std::fs::read(f).unwrap()).collect()
+}
+
+/// Kills `mpirun -np ranks` of `args` with `--checkpoint` at each of `kills` in turn (each in
+/// the run resumed after the last; `OP:N@R` kills rank R in its N-th task of kind OP), then
+/// runs it to the end: its output must be bitwise `reference`, and its checkpoint gone.
+fn killed_and_resumed(
+    ranks: usize,
+    args: &[String],
+    out: &Path,
+    kills: &[&str],
+    reference: &[Vec<u8>],
+) {
+    let checkpoint = out.with_file_name("checkpoint");
+    let with_checkpoint = [
+        args,
+        &["--checkpoint".into(), checkpoint.display().to_string()],
+    ]
+    .concat();
+    for kill in kills {
+        let killing = [
+            &with_checkpoint[..],
+            &["--inject-kill".into(), kill.to_string()],
+        ]
+        .concat();
+        let killed = mpirun(ranks, &killing);
+        assert!(
+            !killed.status.success() && stderr(&killed).contains("signal 9"),
+            "{ranks} ranks, the run was to be killed at {kill}: {}",
+            stderr(&killed)
+        );
+        assert!(!out.exists(), "a killed run left an output");
+    }
+    let finished = mpirun(ranks, &with_checkpoint);
+    assert!(
+        finished.status.success(),
+        "{ranks} ranks, {kills:?}: {}",
+        stderr(&finished)
+    );
+    let report = String::from_utf8_lossy(&finished.stdout);
+    assert!(
+        report.contains("resumed        skipped"),
+        "{kills:?}: {report}"
+    );
+    assert!(
+        output_bytes(out) == reference,
+        "{ranks} ranks, {kills:?}: the output differs"
+    );
+    assert!(!checkpoint.exists(), "a finished run left its checkpoint");
+    std::fs::remove_dir_all(out).unwrap();
+}
+
+/// A problem written to disk, and the flags that run it in memory or spilling to disk.
+struct Written {
+    dir: tempfile::TempDir,
+    problem: std::path::PathBuf,
+    scratch: std::path::PathBuf,
+    extra: Vec<String>,
+}
+
+impl Written {
+    fn new(stack: &Stack, spilling: bool) -> Written {
+        let dir = tempfile::tempdir().unwrap();
+        let (problem, scratch) = (dir.path().join("problem"), dir.path().join("scratch"));
+        write_stack(&problem, stack).unwrap();
+        std::fs::create_dir(&scratch).unwrap();
+        let extra = match spilling {
+            true => out_of_core(stack, &scratch),
+            false => vec![],
+        };
+        Written {
+            dir,
+            problem,
+            scratch,
+            extra,
+        }
+    }
+
+    /// The output cores of an uninterrupted run of `ranks` ranks.
+    fn reference(&self, ranks: usize) -> Vec<Vec<u8>> {
+        let reference = self.dir.path().join(format!("reference-{ranks}"));
+        let plain = mpirun(ranks, &run_args(&self.problem, &reference, &self.extra));
+        assert!(plain.status.success(), "{}", stderr(&plain));
+        output_bytes(&reference)
+    }
+}
+
+/// Kills runs of `stack` under `mpirun -np` each of `ranks`, in memory or spilling to disk, in
+/// one rank or in every rank at points of both passes, and resumes them.
+fn ranks_resume_after_kills(stack: &Stack, spilling: bool, ranks: &[usize]) {
+    let written = Written::new(stack, spilling);
+    let mut kills = vec![
+        vec!["env:3@0"],
+        vec!["checkpoint:2@1"],
+        vec!["checkpoint:12"],
+        vec!["sketch:9@1"],
+        vec!["qr:3@0"],
+        vec!["project:6@1"],
+        vec!["write:4@0"],
+        vec!["first:1@0"],
+        vec!["env:5@1", "qr:2@0", "project:9@0"],
+    ];
+    if spilling {
+        kills.extend([vec!["spill-disk:1@1"], vec!["spill-disk:3@0"]]);
+    }
+    for &ranks in ranks {
+        let reference = written.reference(ranks);
+        let out = written.dir.path().join("out");
+        let args = run_args(&written.problem, &out, &written.extra);
+        for at in &kills {
+            killed_and_resumed(ranks, &args, &out, at, &reference);
+        }
+        assert_empty(&written.scratch);
+    }
+}
+
+#[test]
+fn ranks_killed_in_any_rank_resume_together_bitwise_in_memory() {
+    let mut stacks = stacks().into_iter().map(|(_, stack)| stack);
+    ranks_resume_after_kills(&stacks.next().unwrap(), false, &[2, 3]);
+    ranks_resume_after_kills(&stacks.next().unwrap(), false, &[2]);
+}
+
+#[test]
+fn ranks_killed_in_any_rank_resume_together_bitwise_spilling_to_disk() {
+    ranks_resume_after_kills(&common::problem(), true, &[2, 3]);
+}
+
+/// The processes whose parent is `parent`, each with the rank a launcher gave it.
+fn ranks_started_by(parent: u32) -> Vec<(u32, Option<String>)> {
+    let mut children = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        let stat = std::fs::read_to_string(entry.path().join("stat")).unwrap_or_default();
+        let after_name = stat.rsplit_once(") ").map_or("", |(_, rest)| rest);
+        if after_name.split(' ').nth(1) != Some(&parent.to_string()) {
+            continue;
+        }
+        let environ = std::fs::read(entry.path().join("environ")).unwrap_or_default();
+        let rank = environ
+            .split(|&b| b == 0)
+            .filter_map(|v| std::str::from_utf8(v).ok())
+            .find_map(|v| v.strip_prefix("OMPI_COMM_WORLD_RANK="))
+            .map(String::from);
+        children.push((pid, rank));
+    }
+    children
+}
+
+#[test]
+fn a_rank_killed_from_outside_at_any_moment_resumes_with_the_others_bitwise() {
+    let written = Written::new(&common::problem(), true);
+    let reference = written.reference(2);
+    let out = written.dir.path().join("out");
+    let checkpoint = written.dir.path().join("checkpoint");
+    let mut args = run_args(&written.problem, &out, &written.extra);
+    args.extend(["--disk-bandwidth", "20MB/s", "--checkpoint"].map(String::from));
+    args.push(checkpoint.display().to_string());
+    let journal = checkpoint.join("rank-1").join("journal.jsonl");
+    let lines = || std::fs::read_to_string(&journal).map_or(0, |t| t.lines().count());
+    for (after, victim) in [(1, "1"), (9, "0"), (30, "1")] {
+        let before = lines();
+        let binary = srcflow(&[]).get_program().to_owned();
+        let mut launcher = Command::new("mpirun")
+            .args(["--oversubscribe", "-np", "2"])
+            .arg(binary)
+            .args(&args)
+            .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
+            .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        let start = Instant::now();
+        while lines() < before + after && start.elapsed() < Duration::from_secs(60) {
+            std::thread::sleep(Duration::from_millis(2));
+        }
+        let ranks = ranks_started_by(launcher.id());
+        let (pid, _) = ranks
+            .iter()
+            .find(|(_, rank)| rank.as_deref() == Some(victim))
+            .unwrap_or_else(|| panic!("no rank {victim} after {after} more values: {ranks:?}"));
+        // SAFETY: kill has no preconditions.
+        unsafe { libc::kill(*pid as i32, libc::SIGKILL) };
+        assert!(
+            !launcher.wait().unwrap().success(),
+            "the killed run succeeded"
+        );
+        assert!(!out.exists(), "a killed run left an output");
+    }
+    let finished = mpirun(2, &args);
+    assert!(finished.status.success(), "{}", stderr(&finished));
+    assert!(output_bytes(&out) == reference, "the output differs");
+    assert!(!checkpoint.exists(), "a finished run left its checkpoint");
+    assert_empty(&written.scratch);
+}

@@ -77,27 +77,26 @@ fn run_ranks(
     stack: &Stack,
     tiering: impl Fn(usize) -> Tiering,
 ) -> Vec<srcflow::Result<Run>> {
-    run_ranks_then(ranks, options, stack, tiering, |_, run| Ok(run))
+    let with_tiering = |rank, builder: EngineBuilder| builder.tiering(tiering(rank));
+    run_ranks_then(ranks, options, stack, with_tiering, |_, run| Ok(run))
 }
 
-/// Like [`run_ranks`], with each rank's result what `then` makes of its engine and run.
+/// Like [`run_ranks`], with each rank's engine what `build` makes of a builder of `options`
+/// (rank by rank), and each rank's result what `then` makes of its engine and run.
 fn run_ranks_then<T: Send + 'static>(
     ranks: usize,
     options: Options,
     stack: &Stack,
-    tiering: impl Fn(usize) -> Tiering,
+    build: impl Fn(usize, EngineBuilder) -> EngineBuilder,
     then: fn(&Engine, Run) -> srcflow::Result<T>,
 ) -> Vec<srcflow::Result<T>> {
     let (done, results) = std::sync::mpsc::channel();
     for (rank, transport) in InProcessRanks::group(ranks).into_iter().enumerate() {
-        let (tiering, stack, done) = (tiering(rank), stack.clone(), done.clone());
+        let threads = options.threads.div_ceil(ranks);
+        let builder = build(rank, EngineBuilder::new(Options { threads, ..options }));
+        let (stack, done) = (stack.clone(), done.clone());
         std::thread::spawn(move || {
-            let threads = options.threads.div_ceil(ranks);
-            let engine = EngineBuilder::new(Options { threads, ..options })
-                .tiering(tiering)
-                .ranks(transport)
-                .trace(true)
-                .build();
+            let engine = builder.ranks(transport).trace(true).build();
             let run = engine.and_then(|engine| then(&engine, engine.run(&stack)?));
             let _ = done.send((rank, run));
         });
@@ -212,7 +211,7 @@ fn rank_0_joins_every_ranks_trace_into_one() {
         3,
         options,
         &mpo_mps(),
-        |_| Tiering::default(),
+        |_, builder| builder,
         |engine, run| engine.whole_trace(&run.graph, run.log.as_ref().expect("a log")),
     );
     let traces: Vec<_> = traces.into_iter().map(|t| t.unwrap()).collect();
@@ -562,4 +561,97 @@ fn ranks_refuse_the_cuda_backend_by_name() {
         .err()
         .expect("accepted");
     assert!(err.to_string().contains("CPU backend only"), "{err}");
+}
+
+/// Runs `stack` as 2 ranks keeping a checkpoint in `checkpoint`, with the device failure
+/// `fault` (`(rank, "D:N")`) failing every rank midway.
+fn fail_keeping_a_checkpoint(
+    checkpoint: &Path,
+    options: Options,
+    stack: &Stack,
+    fault: (usize, &str),
+) {
+    let failing = |rank: usize, builder: EngineBuilder| {
+        let tiering = Tiering {
+            device: DeviceOptions {
+                inject_failure: (rank == fault.0).then(|| fault.1.parse().unwrap()),
+                ..DeviceOptions::default()
+            },
+            ..Tiering::default()
+        };
+        builder.checkpoint(checkpoint).tiering(tiering)
+    };
+    let failed = run_ranks_then(2, options, stack, failing, |_, run| Ok(run));
+    assert!(failed.iter().all(Result::is_err), "a rank finished");
+}
+
+#[test]
+fn ranks_resume_together_from_the_checkpoint_a_failure_left_and_remove_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let checkpoint = dir.path().join("checkpoint");
+    let (stack, options) = (common::problem(), on_devices(3, 24, None));
+    let reference = run_ranks(2, options, &stack, |_| Tiering::default());
+    let reference = reference.into_iter().next().unwrap().unwrap().output;
+    fail_keeping_a_checkpoint(&checkpoint, options, &stack, (1, "2:40"));
+    for rank in 0..2 {
+        let journal = checkpoint.join(format!("rank-{rank}/journal.jsonl"));
+        let kept = std::fs::read_to_string(&journal).unwrap_or_default();
+        assert!(kept.lines().count() > 0, "rank {rank} kept nothing");
+    }
+    let resuming = |_, builder: EngineBuilder| builder.checkpoint(&checkpoint);
+    let resumed = run_ranks_then(2, options, &stack, resuming, |_, run| Ok(run));
+    for (rank, run) in resumed.into_iter().enumerate() {
+        let run = run.unwrap_or_else(|e| panic!("rank {rank}: {e}"));
+        assert_eq!(run.output.cores(), reference.cores(), "rank {rank}");
+        let used = run.report.checkpoint.expect("a checkpoint use");
+        assert!(used.resumed.skipped_tasks > 0, "rank {rank}: {used:?}");
+        assert!(used.dir.ends_with(&format!("rank-{rank}")), "{}", used.dir);
+    }
+    assert!(!checkpoint.exists(), "the finished run left its checkpoint");
+}
+
+#[test]
+fn a_checkpoint_of_other_ranks_is_refused_by_every_rank_and_left_as_it_was() {
+    let dir = tempfile::tempdir().unwrap();
+    let checkpoint = dir.path().join("checkpoint");
+    let (stack, options) = (mpo_mps(), on_devices(3, 8, None));
+    fail_keeping_a_checkpoint(&checkpoint, options, &stack, (0, "0:9"));
+    let listing = || -> Vec<String> {
+        let mut names: Vec<String> = walk(&checkpoint);
+        names.sort();
+        names
+    };
+    let before = listing();
+    let with_checkpoint = |_, builder: EngineBuilder| builder.checkpoint(&checkpoint);
+    let three = run_ranks_then(3, options, &stack, with_checkpoint, |_, run| Ok(run));
+    for (rank, run) in three.into_iter().enumerate() {
+        let error = run.expect_err("a rank resumed").to_string();
+        assert!(
+            error.contains("ranks 2 there, 3 here"),
+            "rank {rank}: {error}"
+        );
+    }
+    assert_eq!(listing(), before, "the refusal changed the checkpoint");
+    let alone = EngineBuilder::new(options).checkpoint(&checkpoint).build();
+    let error = alone.unwrap().run(&stack).expect_err("one process resumed");
+    assert!(error.to_string().contains("several ranks"), "{error}");
+    assert_eq!(listing(), before, "the refusal changed the checkpoint");
+}
+
+/// The paths of every file under `dir`, relative to it (lock files left out).
+fn walk(dir: &Path) -> Vec<String> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap().flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if entry.path().is_dir() {
+            found.extend(
+                walk(&entry.path())
+                    .into_iter()
+                    .map(|f| format!("{name}/{f}")),
+            );
+        } else if name != ".lock" {
+            found.push(name);
+        }
+    }
+    found
 }

@@ -428,3 +428,33 @@ fn simulate_ranks_reports_the_network_and_refuses_bad_ranks_and_models_by_name()
         assert!(!trace.exists(), "no trace on an error");
     }
 }
+
+#[test]
+fn the_checkpoint_writes_of_ranks_are_modelled_on_each_rank_s_disk() {
+    let graph = SweepGraph::build(&problem().shape(), &options().graph).unwrap();
+    let plain = across_nodes(&graph, 2).unwrap();
+    let checkpointed = across_nodes(&graph.with_checkpoint_writes(1), 2).unwrap();
+    let writes = checkpointed.graph.graph.node_weights();
+    let writes: Vec<_> = writes.filter(|t| t.op == Op::Checkpoint).collect();
+    let ranks: std::collections::BTreeSet<usize> = writes.iter().map(|t| t.rank).collect();
+    assert_eq!(ranks, [0, 1].into(), "every rank writes its own values");
+    assert!(writes.iter().all(|t| t.lane == Lane::DiskWrite));
+    let slow_disk = {
+        let mut machine = machine(1e9, 1e-6);
+        machine
+            .bytes_per_s
+            .insert(Lane::DiskWrite.name().into(), 1e6);
+        machine
+    };
+    let engine = Engine::new(options()).unwrap();
+    let (without, _) = engine.simulate_across_nodes(&plain, &slow_disk).unwrap();
+    let (with, _) = engine
+        .simulate_across_nodes(&checkpointed, &slow_disk)
+        .unwrap();
+    assert!(
+        with.wall_s > without.wall_s,
+        "writes at 1 MB/s cost nothing: {} against {} s",
+        with.wall_s,
+        without.wall_s
+    );
+}

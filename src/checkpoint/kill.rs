@@ -22,15 +22,21 @@ pub const KILLABLE: [&str; 9] = [
 /// Sends SIGKILL to this process in the middle of the `nth` task of kind `op`: a task that
 /// writes a file to the checkpoint (`checkpoint`, `spill-disk`) after its data is written and
 /// before the file takes its name; any other after its work and before the scheduler hears
-/// of it.
+/// of it. Under mpirun, only in the rank it names (every rank when it names none).
 #[derive(Debug)]
 pub struct KillFault {
     op: String,
     nth: usize,
+    rank: Option<usize>,
     seen: AtomicUsize,
 }
 
 impl KillFault {
+    /// True when the kill strikes in rank `rank` of a run of several ranks.
+    pub fn strikes_rank(&self, rank: usize) -> bool {
+        self.rank.is_none_or(|r| r == rank)
+    }
+
     /// Counts one more task of kind `op` and kills the process if it is the chosen one.
     pub fn strike(&self, op: &str) {
         if op != self.op || self.seen.fetch_add(1, Ordering::SeqCst) + 1 != self.nth {
@@ -49,6 +55,7 @@ impl Clone for KillFault {
         KillFault {
             op: self.op.clone(),
             nth: self.nth,
+            rank: self.rank,
             seen: AtomicUsize::new(self.seen.load(Ordering::SeqCst)),
         }
     }
@@ -57,16 +64,22 @@ impl Clone for KillFault {
 impl FromStr for KillFault {
     type Err = Error;
 
-    /// `OP[:N]`: the `N`th (first by default) task of kind `OP`, one of [`KILLABLE`].
+    /// `OP[:N][@RANK]`: the `N`th (first by default) task of kind `OP`, one of [`KILLABLE`],
+    /// in rank `RANK` only (under mpirun; every rank by default).
     fn from_str(text: &str) -> Result<Self> {
-        match head_and_nth(text) {
-            Some((op, nth)) if KILLABLE.contains(&op) => Ok(KillFault {
+        let (task, rank) = match text.split_once('@') {
+            Some((task, rank)) => (task, rank.parse().ok().map(Some)),
+            None => (text, Some(None)),
+        };
+        match (head_and_nth(task), rank) {
+            (Some((op, nth)), Some(rank)) if KILLABLE.contains(&op) => Ok(KillFault {
                 op: op.to_string(),
                 nth,
+                rank,
                 seen: AtomicUsize::new(0),
             }),
             _ => Err(Error::Invalid(format!(
-                "a kill is OP[:N] with OP one of {} and N >= 1, found '{text}'",
+                "a kill is OP[:N][@RANK] with OP one of {} and N >= 1, found '{text}'",
                 KILLABLE.join(", ")
             ))),
         }
@@ -88,5 +101,10 @@ mod tests {
         let refused = "sleep:2".parse::<KillFault>().unwrap_err().to_string();
         assert!(refused.contains("'sleep:2'") && refused.contains("spill-disk"));
         assert!("env:0".parse::<KillFault>().is_err());
+        assert!(kill.strikes_rank(0) && kill.strikes_rank(1));
+        let in_rank: KillFault = "env:2@1".parse().unwrap();
+        assert_eq!((in_rank.nth, in_rank.rank), (2, Some(1)));
+        assert!(in_rank.strikes_rank(1) && !in_rank.strikes_rank(0));
+        assert!("env@x".parse::<KillFault>().is_err());
     }
 }

@@ -10,10 +10,12 @@
 mod identity;
 mod journal;
 mod kill;
+mod rank_folders;
 mod retire;
 
 pub use identity::RunIdentity;
 pub use kill::{KillFault, KILLABLE};
+pub use rank_folders::{made_for_ranks, rank_folder, remove_rank};
 pub use retire::SweepSize;
 
 use crate::cancel::CancelToken;
@@ -305,6 +307,12 @@ fn only_our_files(dir: &Path) -> Result<()> {
     });
     match foreign {
         None => Ok(()),
+        Some(_) if rank_folders::holds_ranks(dir) => Err(Error::Invalid(format!(
+            "the checkpoint folder {} holds the checkpoint of a run of several ranks (rank-0, \
+             ...): run it under mpirun with as many ranks to resume it, or remove it or give \
+             another folder to start afresh",
+            dir.display()
+        ))),
         Some(name) => Err(Error::Invalid(format!(
             "the checkpoint folder {} holds {} but no srcflow checkpoint ({IDENTITY}): give an \
              empty or missing folder",

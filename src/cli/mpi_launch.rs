@@ -40,8 +40,8 @@ fn launch_in(var: impl Fn(&str) -> Option<String>) -> Option<Launch> {
 }
 
 /// Runs `run` as one rank of several when a launcher started this process with others, else
-/// alone. A rank that fails prints its error, tells the others, waits for them to clean up and
-/// exits here, without finalising MPI.
+/// alone. A rank that fails (or panics) prints its error, tells the others, waits for them to
+/// clean up and exits here, without finalising MPI.
 #[cfg(feature = "mpi")]
 pub fn run_ranked(run: impl FnOnce(Option<Arc<dyn Transport>>) -> Result<()>) -> Result<()> {
     use srcflow::ranks::MpiRanks;
@@ -62,13 +62,20 @@ pub fn run_ranked(run: impl FnOnce(Option<Arc<dyn Transport>>) -> Result<()>) ->
         return run(None);
     }
     let ranks = Arc::new(ranks);
-    match run(Some(ranks.clone())) {
-        Ok(()) => {
+    let ran = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| run(Some(ranks.clone()))));
+    match ran {
+        Ok(Ok(())) => {
             drop(ranks);
             drop(universe);
             Ok(())
         }
-        Err(error) => {
+        Err(_) => {
+            // The panic's message is printed already; the other ranks would wait for this one.
+            ranks.abort("it panicked (a bug: please report it with the rank's message)");
+            ranks.leave_after_failure(CLEAN_UP_BOUND);
+            std::process::exit(101)
+        }
+        Ok(Err(error)) => {
             ranks.abort(&error.to_string());
             super::report_error(&error);
             ranks.leave_after_failure(CLEAN_UP_BOUND);

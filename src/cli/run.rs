@@ -45,7 +45,8 @@ pub struct RunArgs {
     /// exist), and resume from it: the same command run again after a kill, a time limit or a
     /// requeue finishes the run from where it was, with the same output, bit for bit. A
     /// checkpoint of another problem, other options or another srcflow is refused, naming what
-    /// differs. Removed once the output is written.
+    /// differs. Removed once the output is written. Under mpirun, every rank keeps its part
+    /// in DIR/rank-R (DIR on a file system every rank sees), and all resume together.
     #[arg(long, value_name = "DIR")]
     checkpoint: Option<PathBuf>,
     /// With --checkpoint: keep the environments of every N-th site only (output cores, and
@@ -143,10 +144,16 @@ fn host_budget_within_machine(engine: &Engine) -> Result<()> {
 }
 
 /// Runs a rank after the first: its share of the devices, with no output of its own; then
-/// waits for rank 0 to say whether it wrote the output.
+/// waits for rank 0 to say whether it wrote the output, and removes its part of the
+/// checkpoint once it has.
 fn run_helping(args: RunArgs, ranks: Arc<dyn Transport>) -> Result<()> {
     let cancel = cancel_on_ctrl_c()?;
-    let (problem, engine) = args.problem.open(args.seed, args.threads)?;
+    let (problem, mut engine) = args.problem.open(args.seed, args.threads)?;
+    if let Some(dir) = &args.checkpoint {
+        engine = engine
+            .checkpoint(dir)
+            .checkpoint_every(args.checkpoint_every);
+    }
     let engine = engine
         .ranks(Arc::clone(&ranks))
         .cancel(cancel)
@@ -158,13 +165,18 @@ fn run_helping(args: RunArgs, ranks: Arc<dyn Transport>) -> Result<()> {
     let (_, log) = engine.run_graph_logged(&graph, &problem, &nothing)?;
     whole_trace(&engine, &args.trace, &graph, &log)?;
     let said = ranks.broadcast_bytes(0, &[])?;
-    match said.is_empty() {
-        true => Ok(()),
-        false => Err(srcflow::Error::Invalid(format!(
+    if !said.is_empty() {
+        return Err(srcflow::Error::Invalid(format!(
             "rank 0 failed: {}",
             String::from_utf8_lossy(&said)
-        ))),
+        )));
     }
+    if let Err(e) = engine.remove_checkpoint() {
+        eprintln!(
+            "srcflow: the output is written, but this rank's checkpoint was not removed: {e}"
+        );
+    }
+    Ok(())
 }
 
 /// `written` (rank 0's output, trace and graph), once the other ranks know whether it was

@@ -28,8 +28,9 @@ pub struct TieringArgs {
     inject_disk_error: Option<DiskFault>,
     /// Kill this process (SIGKILL) in the N-th task of kind OP, for testing resume from
     /// --checkpoint: env, fold, sketch, qr, project, first, write, spill-disk or checkpoint
-    /// (the last two after writing their file's data, before it takes its name).
-    #[arg(long, value_name = "OP[:N]")]
+    /// (the last two after writing their file's data, before it takes its name). Under
+    /// mpirun, @RANK kills that rank only.
+    #[arg(long, value_name = "OP[:N][@RANK]")]
     inject_kill: Option<KillFault>,
     #[command(flatten)]
     device: DeviceArgs,

@@ -2,11 +2,15 @@
 //! writes into it and resumes from it, and what the report says of both.
 
 use super::{CoreSource, Engine};
-use crate::checkpoint::{Checkpoint, RunIdentity, SweepSize};
+use crate::checkpoint::{self, Checkpoint, KillFault, RunIdentity, SweepSize};
 use crate::error::{Error, Result};
-use crate::graph::{Op, Resumed, SweepGraph};
+use crate::graph::{DataId, Op, Resumed, SweepGraph};
+use crate::ranks::{RankLayout, Transport};
 use crate::{ByteSize, Tier};
 use serde::Serialize;
+use std::collections::HashSet;
+use std::path::Path;
+use std::sync::Arc;
 
 /// What a run did with its checkpoint: where it is, what it wrote there and what resuming
 /// from it skipped.
@@ -78,8 +82,10 @@ impl std::fmt::Display for CheckpointUse {
 }
 
 impl Engine {
-    /// The checkpoint of this engine's run of `graph` on the problem `source` serves, opened
-    /// (and the problem fingerprinted) when the engine keeps one.
+    /// The checkpoint of this engine's run of `graph` (the whole sweep, as every rank builds
+    /// it) on the problem `source` serves, opened (and the problem fingerprinted) when the
+    /// engine keeps one: the folder itself, or this rank's folder in it when the run has
+    /// several ranks, opened once every rank could open its own.
     pub(super) fn open_checkpoint(
         &self,
         graph: &SweepGraph,
@@ -88,40 +94,109 @@ impl Engine {
         let Some(dir) = &self.checkpoint else {
             return Ok(None);
         };
-        if self.ranks.is_some() {
-            return Err(Error::Invalid(
-                "a checkpoint is kept by runs of one rank only, for now: run without \
-                 `EngineBuilder::checkpoint` under mpirun, or as one process"
-                    .into(),
-            ));
-        }
+        let ranks = self.ranks.as_ref().map(|(t, layout)| (&**t, *layout));
+        let (count, rank) = ranks.map_or((1, 0), |(_, l)| (l.ranks, l.rank));
         let backend = (self.backend().name(), &self.threads_per_device()[..]);
-        let identity = RunIdentity::of_run(graph, source, self.options.seed, 1, backend)?;
-        let kill = self.tiering.kill.clone();
-        let rates = self.tiering.disk_rates;
-        let size = SweepSize::of(graph);
-        Checkpoint::open(dir, &identity, size, rates, self.cancel.clone(), kill).map(Some)
+        let identity = RunIdentity::of_run(graph, source, self.options.seed, count, backend);
+        let open = |folder: &Path| {
+            let mut identity = identity?;
+            if count > 1 {
+                identity.set("rank", rank);
+            }
+            let kill = self.kill();
+            let (size, rates) = (SweepSize::of(graph), self.tiering.disk_rates);
+            Checkpoint::open(folder, &identity, size, rates, self.cancel.clone(), kill)
+        };
+        match ranks {
+            None => open(dir).map(Some),
+            Some((transport, layout)) => open_on_every_rank(dir, transport, layout, open).map(Some),
+        }
     }
 
-    /// Removes the checkpoint this engine keeps, if any: a run of [`Engine::run_graph`] leaves
-    /// it for the caller to remove once the output its sink took is safe.
+    /// The graph a run of `graph` with `checkpoint` runs in its place: with a write after every
+    /// value a checkpoint keeps (environments and projections of every `checkpoint_every`-th
+    /// site), less what the values already kept (by any rank) make unnecessary.
+    pub(super) fn checkpointed(
+        &self,
+        graph: &SweepGraph,
+        checkpoint: &Checkpoint,
+    ) -> Result<(SweepGraph, Resumed)> {
+        let kept = match &self.ranks {
+            Some((transport, _)) => kept_by_every_rank(&**transport, checkpoint.kept())?,
+            None => checkpoint.kept(),
+        };
+        let every = self.checkpoint_every;
+        Ok(graph.with_checkpoint_writes(every).resumed(&kept))
+    }
+
+    /// The injected kill (tests of resuming), when it strikes this rank.
+    pub(super) fn kill(&self) -> Option<Arc<KillFault>> {
+        let rank = self.ranks.as_ref().map_or(0, |(_, layout)| layout.rank);
+        self.tiering.kill.clone().filter(|k| k.strikes_rank(rank))
+    }
+
+    /// Removes the checkpoint this engine keeps, if any (under mpirun, this rank's part, and the
+    /// folder once no rank's part is left): a run of [`Engine::run_graph`] leaves it for the
+    /// caller to remove once the output its sink took is safe.
     pub fn remove_checkpoint(&self) -> Result<()> {
-        match &self.checkpoint {
-            Some(dir) if dir.exists() => crate::checkpoint::remove(dir),
+        match (&self.checkpoint, &self.ranks) {
+            (Some(dir), Some((_, layout))) => checkpoint::remove_rank(dir, layout.rank),
+            (Some(dir), None) if dir.exists() => checkpoint::remove(dir),
             _ => Ok(()),
         }
     }
 }
 
-/// The graph a run with `checkpoint` runs in place of `graph`: with a write after every value
-/// a checkpoint keeps (environments and projections of every `every`-th site), less what the
-/// values already kept make unnecessary.
-pub(super) fn checkpointed(
-    graph: &SweepGraph,
-    checkpoint: &Checkpoint,
-    every: usize,
-) -> (SweepGraph, Resumed) {
-    graph
-        .with_checkpoint_writes(every)
-        .resumed(&checkpoint.kept())
+/// Opens this rank's checkpoint (its folder in `dir`) with `open` once every rank of
+/// `transport` could open its own. When any could not, every rank fails with the first one's
+/// reason, and leaves nothing behind: a rank that made its folder for this run removes it,
+/// and the rank that made `dir` removes it once every rank is done.
+fn open_on_every_rank(
+    dir: &Path,
+    transport: &dyn Transport,
+    layout: RankLayout,
+    open: impl FnOnce(&Path) -> Result<Checkpoint>,
+) -> Result<Checkpoint> {
+    let folder = checkpoint::rank_folder(dir, layout.rank);
+    let fresh = !folder.exists();
+    let (made, opened) = match checkpoint::made_for_ranks(dir, layout.ranks) {
+        Ok(made) => (made, open(&folder)),
+        Err(error) => (false, Err(error)),
+    };
+    let said = opened
+        .as_ref()
+        .err()
+        .map_or_else(Vec::new, |e| e.to_string().into_bytes());
+    let statuses = transport.all_gather_bytes(&said)?;
+    let Some((rank, why)) = statuses.iter().enumerate().find(|(_, s)| !s.is_empty()) else {
+        return opened;
+    };
+    drop(opened);
+    if fresh && folder.exists() {
+        let _ = checkpoint::remove(&folder);
+    }
+    transport.all_gather_bytes(&[])?;
+    if made {
+        let _ = std::fs::remove_dir(dir);
+    }
+    Err(Error::Invalid(format!(
+        "rank {rank} could not open its checkpoint: {}",
+        String::from_utf8_lossy(why)
+    )))
+}
+
+/// The values kept by the checkpoints of every rank of `transport`, this one's `mine` among
+/// them: every rank resumes the whole sweep from the same values, so that the values each
+/// sends are those the others wait for.
+fn kept_by_every_rank(transport: &dyn Transport, mine: HashSet<DataId>) -> Result<HashSet<DataId>> {
+    let listed: Vec<DataId> = mine.into_iter().collect();
+    let bytes = serde_json::to_vec(&listed).expect("value names are plain data");
+    let mut kept = HashSet::new();
+    for (rank, theirs) in transport.all_gather_bytes(&bytes)?.iter().enumerate() {
+        let theirs: Vec<DataId> = serde_json::from_slice(theirs).map_err(|e| {
+            Error::Invalid(format!("the values rank {rank} kept came garbled: {e}"))
+        })?;
+        kept.extend(theirs);
+    }
+    Ok(kept)
 }

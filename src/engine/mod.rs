@@ -380,6 +380,12 @@ impl Engine {
         sink: &dyn CoreSink,
         watch: &mut dyn FnMut(),
     ) -> Result<(Report, RunLog)> {
+        let checkpoint = self.open_checkpoint(graph, source)?;
+        let resumed = match &checkpoint {
+            Some(checkpoint) => Some(self.checkpointed(graph, checkpoint)?),
+            None => None,
+        };
+        let graph = resumed.as_ref().map_or(graph, |(g, _)| g);
         let rank_graph = self
             .ranks
             .as_ref()
@@ -392,11 +398,7 @@ impl Engine {
             _ => None,
         };
         let graph = rank_graph.as_ref().map_or(graph, |r| &r.graph);
-        let checkpoint = self.open_checkpoint(graph, source)?;
-        let resumed = checkpoint
-            .as_ref()
-            .map(|c| checkpointing::checkpointed(graph, c, self.checkpoint_every));
-        let graph = resumed.as_ref().map_or(graph, |(g, _)| g);
+        let kill = self.kill();
         let disk = self.disk_tier(graph)?;
         let edge = graph.left_edge().map(|last| LeftEdgeSink::new(sink, last));
         let sink = edge.as_ref().map_or(sink, |edge| edge as &dyn CoreSink);
@@ -410,7 +412,7 @@ impl Engine {
             sink,
             disk: disk.as_ref(),
             checkpoint: checkpoint.as_ref(),
-            kill: self.tiering.kill.as_deref(),
+            kill: kill.as_deref(),
             slots: Default::default(),
             bonds: std::sync::Mutex::new(vec![0; graph.sites() - 1]),
         };
@@ -440,14 +442,10 @@ impl Engine {
             _ => log,
         };
         let mut log = log?;
-        if let Some((resumed_graph, resumed)) = &resumed {
-            log.graph_after.get_or_insert_with(|| resumed_graph.clone());
-            log.resumed = Some(*resumed);
+        if rank_graph.is_some() || resumed.is_some() {
+            log.graph_after.get_or_insert_with(|| graph.clone());
         }
-        if let Some(rank_graph) = &rank_graph {
-            log.graph_after
-                .get_or_insert_with(|| rank_graph.graph.clone());
-        }
+        log.resumed = resumed.as_ref().map(|(_, resumed)| *resumed);
         log.threads_per_device = self.threads_per_device();
         let mut report = Report::new(graph, &log, wall_s, self.backend());
         let own = self.own_devices();

@@ -399,6 +399,15 @@ mod tests {
             assert_eq!(count(&resumed, Op::Restore), whole.sites());
             assert_eq!(skipped.restored, whole.sites());
             assert_eq!(skipped.skipped_flops, whole.total_flops());
+            // Devices with no compute task left: the memory model covers them (it indexed
+            // past the end of their empty compute order before).
+            let drift = crate::plan::Drift {
+                read_ahead_steps: 1,
+                upload_ahead_steps: 1,
+                fetch_ahead_steps: 1,
+                spill_lag_steps: 1,
+            };
+            crate::plan::MemoryProfile::of(&resumed, drift);
         }
     }
 

@@ -167,7 +167,9 @@ impl MemoryProfile {
                 (_, false) => last_at(task.step + drift.spill_lag_steps.max(1) - 1),
             }
         };
-        let k = order.len();
+        // A device with no compute task (a resumed rank that only restores values to send)
+        // is modelled at one point.
+        let k = order.len().max(1);
         let mut held = [vec![0i128; k + 1], vec![0i128; k + 1], vec![0i128; k + 1]];
         for node in graph.graph.node_indices() {
             let task = &graph.graph[node];
