@@ -307,3 +307,51 @@ fn a_folder_that_is_not_a_checkpoint_is_refused_and_left_alone() {
     assert!(stderr(&refused).contains("missing"), "{}", stderr(&refused));
     assert!(!case.path("out").exists());
 }
+
+#[test]
+fn a_checkpoint_kept_by_time_resumes_bitwise() {
+    let case = Case::new(1, Memory::InMemory);
+    let plain = case.run("reference", &[]);
+    assert!(plain.status.success(), "{}", stderr(&plain));
+    let reference = case.output("reference");
+    let checkpoint = case.path("checkpoint");
+    let hourly = ["--checkpoint-every", "1h", "--checkpoint"];
+    let at = [&hourly[..], &[checkpoint.to_str().unwrap()]].concat();
+    assert_killed(
+        &case.run("out", &[&at[..], &["--inject-kill", "qr:8"]].concat()),
+        "qr:8",
+    );
+    let journal = std::fs::read_to_string(checkpoint.join("journal.jsonl")).unwrap();
+    assert!(
+        journal.lines().all(|l| l.contains("\"Basis\"")),
+        "an hourly checkpoint of a short run keeps output cores only: {journal}"
+    );
+    let resumed = case.run("out", &at);
+    assert!(resumed.status.success(), "{}", stderr(&resumed));
+    assert!(case.output("out") == reference, "the output differs");
+    std::fs::remove_dir_all(case.path("out")).unwrap();
+    let often = ["--checkpoint-every", "0.001s"];
+    let with_checkpoint = ["--checkpoint", checkpoint.to_str().unwrap()];
+    for kills in [&["env:14"][..], &["sketch:9", "project:20"]] {
+        let mut case_flags = case.flags.clone();
+        case_flags.extend(often.map(String::from));
+        for kill in kills {
+            let killing = [&with_checkpoint[..], &["--inject-kill", kill]].concat();
+            assert_killed(&case.run_as(&case_flags, "out", &killing), kill);
+        }
+        let finished = case.run_as(&case_flags, "out", &with_checkpoint);
+        assert!(finished.status.success(), "{}", stderr(&finished));
+        assert!(
+            case.output("out") == reference,
+            "{kills:?}: the output differs"
+        );
+        std::fs::remove_dir_all(case.path("out")).unwrap();
+    }
+    let refused = case.run("out", &["--checkpoint-every", "10 minutes"]);
+    assert!(!refused.status.success());
+    assert!(
+        stderr(&refused).contains("'10 minutes'"),
+        "{}",
+        stderr(&refused)
+    );
+}

@@ -3,6 +3,7 @@
 
 use pyo3::prelude::*;
 use srcflow::backend::BackendKind;
+use srcflow::checkpoint::CheckpointEvery;
 use srcflow::engine::Tiering;
 use srcflow::graph::GraphOptions;
 use srcflow::plan::Budgets;
@@ -57,6 +58,8 @@ pub struct Request {
     pub threads: Option<usize>,
     /// Where the call keeps its checkpoint and resumes from it (`None`: nothing is kept).
     pub checkpoint: Option<PathBuf>,
+    /// How often the checkpoint keeps a site: N sites or a time ("10m"; `None`: every site).
+    pub checkpoint_every: Option<String>,
 }
 
 /// An error naming the argument `name` that `value` could not be read from.
@@ -146,9 +149,21 @@ impl Request {
             .device_ids(self.devices.clone())
             .tiering(self.tiering()?);
         Ok(match &self.checkpoint {
-            Some(dir) => builder.checkpoint(dir),
+            Some(dir) => builder
+                .checkpoint(dir)
+                .checkpoint_paced(self.checkpoint_pace()?),
             None => builder,
         })
+    }
+
+    /// How often the checkpoint keeps a site, as `Resources.checkpoint_every` says.
+    fn checkpoint_pace(&self) -> Result<CheckpointEvery> {
+        match &self.checkpoint_every {
+            Some(every) => every
+                .parse()
+                .map_err(|e| bad_argument("Resources.checkpoint_every", e)),
+            None => Ok(CheckpointEvery::default()),
+        }
     }
 
     /// The seed to run with: the one given or drawn, or a checkpoint's when the caller left it

@@ -36,6 +36,12 @@ class Resources:
         call's output, bit for bit; a checkpoint of another problem, other options or another
         srcflow is refused (ValueError, naming what differs). Removed when the call returns.
         None: nothing is kept.
+    checkpoint_every : int, str or None, default None
+        With `checkpoint`: keep the environments of every n-th site only (an int), or of the
+        first site a pass reaches once a time has passed since it last kept one (a str:
+        "30s", "10m", "1.5h"; a kill then loses at most that much work). Output cores are
+        kept at every site. Fewer cost less; a resumed call makes those between again.
+        None: every site.
 
     Raises
     ------
@@ -47,6 +53,7 @@ class Resources:
     >>> import srcflow
     >>> tight = srcflow.Resources(gpu_memory="2GB", host_memory="8GiB", scratch_dir="/tmp")
     >>> resumable = srcflow.Resources(checkpoint="/scratch/run-17.ckpt")
+    >>> hourly = srcflow.Resources(checkpoint="/scratch/run-18.ckpt", checkpoint_every="1h")
     """
 
     gpu_memory: int | str | None = None
@@ -54,6 +61,7 @@ class Resources:
     scratch_dir: str | os.PathLike[str] | None = None
     devices: int | Sequence[int] | None = None
     checkpoint: str | os.PathLike[str] | None = None
+    checkpoint_every: int | str | None = None
     _request: dict = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -66,9 +74,26 @@ class Resources:
             "scratch_dir": None if self.scratch_dir is None else os.fspath(self.scratch_dir),
             "devices": list(ids) if ids is not None else [0],
             "checkpoint": None if self.checkpoint is None else os.fspath(self.checkpoint),
+            "checkpoint_every": _checkpoint_every(self.checkpoint_every, self.checkpoint),
         }
         object.__setattr__(self, "_request", request)
 
     def request(self) -> dict:
         """The budgets and devices as the engine takes them."""
         return dict(self._request)
+
+
+def _checkpoint_every(every: int | str | None, checkpoint: object) -> str | None:
+    """`Resources.checkpoint_every` as the engine reads it (TypeError, ValueError)."""
+    if every is None:
+        return None
+    if checkpoint is None:
+        raise ValueError("`Resources.checkpoint_every` needs `Resources.checkpoint`")
+    if isinstance(every, bool) or not isinstance(every, (int, str)):
+        raise TypeError(
+            f"`Resources.checkpoint_every` is a number of sites or a time such as '10m', "
+            f"found {type(every).__name__}"
+        )
+    if isinstance(every, int) and every < 1:
+        raise ValueError(f"`Resources.checkpoint_every` must be at least 1 site, found {every}")
+    return str(every)

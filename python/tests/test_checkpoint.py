@@ -98,3 +98,28 @@ def test_a_checkpoint_of_another_call_is_refused_and_kept(tmp_path):
     with pytest.raises(ValueError, match=r"chi_out 24 there, 12 here.*`Resources.checkpoint`"):
         srcflow.src(mpo, mps, chi_out=12, threads=1, resources=srcflow.Resources(checkpoint=folder))
     assert sorted(os.listdir(folder)) == kept
+
+
+def test_a_checkpoint_kept_by_sites_or_time_returns_the_plain_output(tmp_path):
+    mpo, mps, bond = trains()
+    plain = srcflow.src(mpo, mps, chi_out=bond, seed=4)
+    for every in (5, "0.5s", "2h"):
+        folder = tmp_path / f"every-{every}.ckpt"
+        resources = srcflow.Resources(checkpoint=folder, checkpoint_every=every)
+        assert same(plain, srcflow.src(mpo, mps, chi_out=bond, seed=4, resources=resources))
+        assert not folder.exists()
+
+
+def test_a_bad_checkpoint_interval_is_refused_by_name(tmp_path):
+    folder = tmp_path / "run.ckpt"
+    with pytest.raises(ValueError, match="needs `Resources.checkpoint`"):
+        srcflow.Resources(checkpoint_every=3)
+    with pytest.raises(ValueError, match="at least 1 site"):
+        srcflow.Resources(checkpoint=folder, checkpoint_every=0)
+    with pytest.raises(TypeError, match="found float"):
+        srcflow.Resources(checkpoint=folder, checkpoint_every=2.5)
+    mpo, mps, bond = trains()
+    resources = srcflow.Resources(checkpoint=folder, checkpoint_every="ten minutes")
+    with pytest.raises(ValueError, match="`Resources.checkpoint_every`.*'ten minutes'"):
+        srcflow.src(mpo, mps, chi_out=bond, resources=resources)
+    assert not folder.exists()

@@ -7,12 +7,14 @@
 //! is dropped when the checkpoint is opened again (the journal is trusted only for files that
 //! are there, whole).
 
+mod every;
 mod identity;
 mod journal;
 mod kill;
 mod rank_folders;
 mod retire;
 
+pub use every::{CheckpointEvery, SitePacing};
 pub use identity::RunIdentity;
 pub use kill::{KillFault, KILLABLE};
 pub use rank_folders::{made_for_ranks, rank_folder, remove_rank};
@@ -51,6 +53,21 @@ pub struct Checkpoint {
     read_throttle: Throttle,
     cancel: CancelToken,
     kill: Option<Arc<KillFault>>,
+    /// Which sites a checkpoint kept by time keeps (`None`: every site it is asked to).
+    pacing: Option<SitePacing>,
+    /// What the run wrote into it.
+    written: Mutex<Written>,
+}
+
+/// What a run wrote into its checkpoint.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Written {
+    /// Values written (environments spilled to disk included: their spill is their write).
+    pub values: usize,
+    /// Their bytes.
+    pub bytes: u64,
+    /// Of those, bytes written for the checkpoint alone (not spills the run makes anyway).
+    pub extra_bytes: u64,
 }
 
 impl Checkpoint {
@@ -91,7 +108,34 @@ impl Checkpoint {
             read_throttle: Throttle::new(rates.read),
             cancel,
             kill,
+            pacing: None,
+            written: Mutex::new(Written::default()),
         })
+    }
+
+    /// The checkpoint, keeping the environments and S of the sites `every` says: by time, it
+    /// decides site by site as the run goes ([`SitePacing`]); by sites, the sweep graph holds
+    /// only the writes of those sites already.
+    pub fn paced(mut self, every: CheckpointEvery) -> Self {
+        self.pacing = match every {
+            CheckpointEvery::Interval(interval) => Some(SitePacing::new(interval)),
+            CheckpointEvery::Sites(_) => None,
+        };
+        self
+    }
+
+    /// True when a checkpoint task of site `site` is to keep `value` ([`Checkpoint::paced`]):
+    /// always for output cores, and for the rest unless kept by time and not due.
+    pub fn due(&self, value: DataId, site: usize) -> bool {
+        match (&self.pacing, value) {
+            (_, DataId::Basis { .. }) | (None, _) => true,
+            (Some(pacing), value) => pacing.due(value, site),
+        }
+    }
+
+    /// What the run wrote into it so far.
+    pub fn written(&self) -> Written {
+        *self.written.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     /// The folder.
@@ -131,6 +175,7 @@ impl Checkpoint {
         };
         self.lock_journal().record(&entry)?;
         self.lock_kept().insert(value, entry);
+        self.count_written(op, tensor.bytes());
         if matches!(value, DataId::Basis { .. }) || value.is_projection() {
             self.retire_superseded()?;
         }
@@ -160,6 +205,16 @@ impl Checkpoint {
             std::fs::remove_file(&path).map_err(|e| Error::io(&path, e))?;
         }
         Ok(())
+    }
+
+    /// Counts one more value of `bytes` written by a task of kind `op`.
+    fn count_written(&self, op: &str, bytes: u64) {
+        let mut written = self.written.lock().unwrap_or_else(|e| e.into_inner());
+        written.values += 1;
+        written.bytes += bytes;
+        if op == "checkpoint" {
+            written.extra_bytes += bytes;
+        }
     }
 
     fn lock_journal(&self) -> MutexGuard<'_, Journal> {

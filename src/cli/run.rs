@@ -5,6 +5,7 @@ use super::mpi_launch::run_ranked;
 use super::problem_args::ProblemArgs;
 use super::{print_report, ReportStyle};
 use clap::Args;
+use srcflow::checkpoint::CheckpointEvery;
 use srcflow::engine::MemorySink;
 use srcflow::io::{fresh_path, output_file, OutputDir};
 use srcflow::ranks::Transport;
@@ -49,12 +50,19 @@ pub struct RunArgs {
     /// in DIR/rank-R (DIR on a file system every rank sees), and all resume together.
     #[arg(long, value_name = "DIR")]
     checkpoint: Option<PathBuf>,
-    /// With --checkpoint: keep the environments of every N-th site only (output cores, and
-    /// environments spilled to disk, are kept at every site). A run in memory writes its
+    /// With --checkpoint: keep the environments and S of every N-th site only, or, given a
+    /// time (30s, 10m, 1.5h), of the first site a pass reaches once that long has passed since
+    /// it last kept one (a kill then loses at most that much work). Output cores, and
+    /// environments spilled to disk, are kept at every site. A run in memory writes its
     /// environments only for the checkpoint; fewer cost less, and a resumed run makes those
     /// between again.
-    #[arg(long, value_name = "N", default_value_t = 1, requires = "checkpoint")]
-    checkpoint_every: usize,
+    #[arg(
+        long,
+        value_name = "N|TIME",
+        default_value = "1",
+        requires = "checkpoint"
+    )]
+    checkpoint_every: CheckpointEvery,
     #[command(flatten)]
     report: ReportStyle,
 }
@@ -88,7 +96,7 @@ fn run_writing(args: RunArgs, ranks: Option<Arc<dyn Transport>>) -> Result<()> {
     if let Some(dir) = &args.checkpoint {
         engine = engine
             .checkpoint(dir)
-            .checkpoint_every(args.checkpoint_every);
+            .checkpoint_paced(args.checkpoint_every);
     }
     let bar = Arc::new(SweepProgressBar::new());
     let engine = engine
@@ -152,7 +160,7 @@ fn run_helping(args: RunArgs, ranks: Arc<dyn Transport>) -> Result<()> {
     if let Some(dir) = &args.checkpoint {
         engine = engine
             .checkpoint(dir)
-            .checkpoint_every(args.checkpoint_every);
+            .checkpoint_paced(args.checkpoint_every);
     }
     let engine = engine
         .ranks(Arc::clone(&ranks))

@@ -3,6 +3,7 @@
 use super::{Engine, Options, Session, Tiering};
 use crate::backend::{Backend, BackendKind};
 use crate::cancel::CancelToken;
+use crate::checkpoint::CheckpointEvery;
 use crate::error::{Error, Result};
 use crate::graph::GraphOptions;
 use crate::plan::Budgets;
@@ -24,7 +25,7 @@ pub struct EngineBuilder {
     progress: Option<Arc<dyn Progress>>,
     keeps_log: bool,
     checkpoint: Option<PathBuf>,
-    checkpoint_every: usize,
+    checkpoint_every: CheckpointEvery,
     cancel: CancelToken,
     ranks: Option<Arc<dyn Transport>>,
     session: Option<Session>,
@@ -45,7 +46,7 @@ impl EngineBuilder {
             progress: None,
             keeps_log: false,
             checkpoint: None,
-            checkpoint_every: 1,
+            checkpoint_every: CheckpointEvery::default(),
             cancel: CancelToken::new(),
             ranks: None,
             session: None,
@@ -152,7 +153,16 @@ impl EngineBuilder {
     /// environments in memory writes them only for the checkpoint: fewer cost less, and a
     /// resumed run makes those between again.
     pub fn checkpoint_every(mut self, sites: usize) -> Self {
-        self.checkpoint_every = sites;
+        self.checkpoint_every = CheckpointEvery::Sites(sites);
+        self
+    }
+
+    /// Like [`EngineBuilder::checkpoint_every`], by sites or by time: with
+    /// [`CheckpointEvery::Interval`], the environments and S of the first site a pass reaches
+    /// once the interval has passed since it last kept one (a kill loses at most that much
+    /// work, however long a site takes).
+    pub fn checkpoint_paced(mut self, every: CheckpointEvery) -> Self {
+        self.checkpoint_every = every;
         self
     }
 
@@ -176,10 +186,10 @@ impl EngineBuilder {
     /// an injected device failure naming one of its devices.
     pub fn build(self) -> Result<Engine> {
         self.options.graph.check()?;
-        if self.checkpoint_every == 0 {
-            return Err(Error::Invalid(
-                "`EngineBuilder::checkpoint_every` must be at least 1 site, found 0".into(),
-            ));
+        if let Err(refused) = self.checkpoint_every.check() {
+            return Err(Error::Invalid(format!(
+                "`EngineBuilder::checkpoint_every`: {refused}"
+            )));
         }
         self.tiering.disk_rates.check()?;
         let devices = self.options.graph.devices;

@@ -4,9 +4,9 @@
 use super::{CoreSource, Engine};
 use crate::checkpoint::{self, Checkpoint, KillFault, RunIdentity, SweepSize};
 use crate::error::{Error, Result};
-use crate::graph::{DataId, Op, Resumed, SweepGraph};
+use crate::graph::{DataId, Resumed, SweepGraph};
 use crate::ranks::{RankLayout, Transport};
-use crate::{ByteSize, Tier};
+use crate::ByteSize;
 use serde::Serialize;
 use std::collections::HashSet;
 use std::path::Path;
@@ -30,26 +30,14 @@ pub struct CheckpointUse {
 }
 
 impl CheckpointUse {
-    /// The use of the checkpoint in `dir` by a run of `graph` (checkpoint writes and restores
-    /// in), which `resumed` says what it skipped of.
-    pub fn of(dir: &std::path::Path, graph: &SweepGraph, resumed: Resumed) -> Self {
-        let writes = graph
-            .graph
-            .node_weights()
-            .filter(|t| matches!(t.op, Op::Checkpoint | Op::Spill { to: Tier::Disk }));
-        let (mut values_written, mut bytes_written, mut extra_bytes_written) = (0, 0, 0);
-        for task in writes {
-            values_written += 1;
-            bytes_written += task.moved_bytes;
-            if task.op == Op::Checkpoint {
-                extra_bytes_written += task.moved_bytes;
-            }
-        }
+    /// The use of `checkpoint` by a run, which `resumed` says what it skipped of.
+    pub fn of(checkpoint: &Checkpoint, resumed: Resumed) -> Self {
+        let written = checkpoint.written();
         CheckpointUse {
-            dir: dir.display().to_string(),
-            values_written,
-            bytes_written,
-            extra_bytes_written,
+            dir: checkpoint.dir().display().to_string(),
+            values_written: written.values,
+            bytes_written: written.bytes,
+            extra_bytes_written: written.extra_bytes,
             resumed,
         }
     }
@@ -105,7 +93,9 @@ impl Engine {
             }
             let kill = self.kill();
             let (size, rates) = (SweepSize::of(graph), self.tiering.disk_rates);
-            Checkpoint::open(folder, &identity, size, rates, self.cancel.clone(), kill)
+            let opened =
+                Checkpoint::open(folder, &identity, size, rates, self.cancel.clone(), kill);
+            opened.map(|checkpoint| checkpoint.paced(self.checkpoint_every))
         };
         match ranks {
             None => open(dir).map(Some),
@@ -114,8 +104,8 @@ impl Engine {
     }
 
     /// The graph a run of `graph` with `checkpoint` runs in its place: with a write after every
-    /// value a checkpoint keeps (environments and projections of every `checkpoint_every`-th
-    /// site), less what the values already kept (by any rank) make unnecessary.
+    /// value a checkpoint keeps (environments and projections of the sites `checkpoint_every`
+    /// places writes at), less what the values already kept (by any rank) make unnecessary.
     pub(super) fn checkpointed(
         &self,
         graph: &SweepGraph,
@@ -125,7 +115,7 @@ impl Engine {
             Some((transport, _)) => kept_by_every_rank(&**transport, checkpoint.kept())?,
             None => checkpoint.kept(),
         };
-        let every = self.checkpoint_every;
+        let every = self.checkpoint_every.sites();
         Ok(graph.with_checkpoint_writes(every).resumed(&kept))
     }
 

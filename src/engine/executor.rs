@@ -149,9 +149,11 @@ impl TaskRouter<'_> {
                 Ok(vec![Value::File(Arc::new(file))])
             }
             Op::Checkpoint => {
-                let tensor = self.on_host(task, &inputs[0])?;
-                let value = task.inputs[0].content();
-                self.checkpoint()?.keep(task.op.name(), value, &tensor)?;
+                let (checkpoint, value) = (self.checkpoint()?, task.inputs[0].content());
+                if checkpoint.due(value, task.site) {
+                    let tensor = self.on_host(task, &inputs[0])?;
+                    checkpoint.keep(task.op.name(), value, &tensor)?;
+                }
                 Ok(vec![])
             }
             Op::Restore => self.restored(task, blocks),

@@ -102,8 +102,8 @@ pub struct Engine {
     cancel: CancelToken,
     /// The folder where its runs keep a checkpoint, and resume from it.
     checkpoint: Option<std::path::PathBuf>,
-    /// The checkpoint keeps the environments of every this many sites.
-    checkpoint_every: usize,
+    /// How often the checkpoint keeps environments and projected environments.
+    checkpoint_every: crate::checkpoint::CheckpointEvery,
     /// The transport to the other ranks and this one's place among them, when it is one of
     /// several.
     ranks: Option<(Arc<dyn Transport>, RankLayout)>,
@@ -462,7 +462,7 @@ impl Engine {
             edge.correct(&mut report.out_bonds);
         }
         if let (Some(checkpoint), Some((_, resumed))) = (&checkpoint, &resumed) {
-            let used = CheckpointUse::of(checkpoint.dir(), graph, *resumed);
+            let used = CheckpointUse::of(checkpoint, *resumed);
             report.checkpoint = Some(used);
         }
         report.blocks_mapped = after.mapped - blocks.mapped;
