@@ -73,7 +73,7 @@ for case in $CASES; do
         local out="$dir/$1"; shift
         rm -rf "$out"
         # shellcheck disable=SC2086
-        "${LAUNCH[@]}" "$BIN" run "$dir/problem" $opts "${DEVICES[@]}" --seed 3 --threads 2 \
+        ${LAUNCH[@]+"${LAUNCH[@]}"} "$BIN" run "$dir/problem" $opts ${DEVICES[@]+"${DEVICES[@]}"} --seed 3 --threads 2 \
             --scratch-dir "$dir/scratch" --out "$out" "$@"
     }
     plain=() every=() sparse=()

@@ -411,6 +411,10 @@ fn a_rank_killed_from_outside_at_any_moment_resumes_with_the_others_bitwise() {
         while lines() < before + after && start.elapsed() < Duration::from_secs(60) {
             std::thread::sleep(Duration::from_millis(2));
         }
+        assert!(
+            lines() >= before + after,
+            "rank 1 kept no {after} more values in 60 s"
+        );
         let ranks = ranks_started_by(launcher.id());
         let (pid, _) = ranks
             .iter()

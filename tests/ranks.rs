@@ -638,7 +638,7 @@ fn a_checkpoint_of_other_ranks_is_refused_by_every_rank_and_left_as_it_was() {
     assert_eq!(listing(), before, "the refusal changed the checkpoint");
 }
 
-/// The paths of every file under `dir`, relative to it (lock files left out).
+/// The paths of every file and folder under `dir`, relative to it (lock files left out).
 fn walk(dir: &Path) -> Vec<String> {
     let mut found = Vec::new();
     for entry in std::fs::read_dir(dir).unwrap().flatten() {
@@ -649,9 +649,30 @@ fn walk(dir: &Path) -> Vec<String> {
                     .into_iter()
                     .map(|f| format!("{name}/{f}")),
             );
+            found.push(format!("{name}/"));
         } else if name != ".lock" {
             found.push(name);
         }
     }
     found
+}
+
+#[test]
+fn a_checkpoint_kept_by_time_is_refused_under_ranks_by_name() {
+    let every = srcflow::checkpoint::CheckpointEvery::Interval(Duration::from_secs(60));
+    let transport = InProcessRanks::group(2).remove(0);
+    let built = EngineBuilder::new(on_devices(2, 8, None))
+        .checkpoint("unused")
+        .checkpoint_paced(every)
+        .ranks(transport)
+        .build();
+    let error = built
+        .err()
+        .expect("a time interval was taken under ranks")
+        .to_string();
+    assert!(
+        error.contains("`EngineBuilder::checkpoint_every`"),
+        "{error}"
+    );
+    assert!(error.contains("number of sites"), "{error}");
 }

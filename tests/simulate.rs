@@ -436,3 +436,26 @@ fn every_shipped_model_rates_every_kernel_calibrate_measures() {
     }
     assert!(models >= 3, "found {models} models");
 }
+
+#[test]
+fn simulate_takes_a_checkpoint_interval_in_sites_only() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = problem_dir(tmp.path());
+    let model = concat!(env!("CARGO_MANIFEST_DIR"), "/graphs/leonardo-a100.json");
+    for (every, says) in [
+        ("10m", "takes a number of sites here"),
+        ("0", "(30s, 10m, 1.5h), found '0'"),
+    ] {
+        let refused = srcflow(&["simulate", &dir, "--chi-out", "32"])
+            .args(["--model", model, "--checkpoint-every", every])
+            .output()
+            .unwrap();
+        assert!(!refused.status.success(), "--checkpoint-every {every}");
+        assert!(stderr(&refused).contains(says), "{}", stderr(&refused));
+    }
+    let sites = srcflow(&["simulate", &dir, "--chi-out", "32", "--model", model])
+        .args(["--checkpoint-every", "3"])
+        .output()
+        .unwrap();
+    assert!(sites.status.success(), "{}", stderr(&sites));
+}

@@ -37,10 +37,11 @@ class Resources:
         srcflow is refused (ValueError, naming what differs). Removed when the call returns.
         None: nothing is kept.
     checkpoint_every : int, str or None, default None
-        With `checkpoint`: keep the environments of every n-th site only (an int), or of the
-        first site a pass reaches once a time has passed since it last kept one (a str:
-        "30s", "10m", "1.5h"; a kill then loses at most that much work). Output cores are
-        kept at every site. Fewer cost less; a resumed call makes those between again.
+        With `checkpoint`: keep the environments and projected environments of every n-th
+        site only (an int), or of the first site a pass reaches once a time has passed since
+        it last kept one (a str: "30s", "10m", "1.5h"; a kill then loses about that much of
+        the pass under way). Output cores are kept at every site. Fewer cost less; a resumed
+        call makes those between again.
         None: every site.
 
     Raises

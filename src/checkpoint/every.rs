@@ -1,13 +1,9 @@
 //! `CheckpointEvery`: how often a checkpoint keeps a site's environments and projected
-//! environments, by sites or by time, and `SitePacing`, which decides it site by site for the
-//! time-paced kind.
+//! environments, by sites or by time.
 
 use crate::error::{Error, Result};
-use crate::graph::DataId;
-use std::collections::HashMap;
 use std::str::FromStr;
-use std::sync::Mutex;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// How often a checkpoint keeps the environments and projected environments S of a site.
 /// Output cores are kept at every site, and so are environments spilled to disk (their spill
@@ -17,7 +13,7 @@ pub enum CheckpointEvery {
     /// At every N-th site (0, N, 2N, …) of each pass.
     Sites(usize),
     /// At the first site of a pass that a run reaches once this long has passed since it last
-    /// kept one: at most this much work is lost to a kill, whatever a site costs.
+    /// kept one: a kill loses about this much of the pass under way (up to one site more).
     Interval(Duration),
 }
 
@@ -63,83 +59,27 @@ impl FromStr for CheckpointEvery {
                  found '{text}'"
             ))
         };
-        if let Ok(sites) = text.parse::<usize>() {
-            let every = CheckpointEvery::Sites(sites);
-            return every.check().map(|()| every).map_err(|_| refused());
-        }
-        let units = [("s", 1.0), ("m", 60.0), ("h", 3600.0)];
-        let (number, unit) = units
-            .iter()
-            .find_map(|&(suffix, unit)| Some((text.strip_suffix(suffix)?, unit)))
-            .ok_or_else(refused)?;
-        let seconds = number.trim().parse::<f64>().map_err(|_| refused())? * unit;
-        let interval = Duration::try_from_secs_f64(seconds).map_err(|_| refused())?;
-        let every = CheckpointEvery::Interval(interval);
+        let every = match text.parse::<usize>() {
+            Ok(sites) => CheckpointEvery::Sites(sites),
+            Err(_) => CheckpointEvery::Interval(interval(text).ok_or_else(refused)?),
+        };
         every.check().map(|()| every).map_err(|_| refused())
     }
 }
 
-impl std::fmt::Display for CheckpointEvery {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            CheckpointEvery::Sites(sites) => write!(f, "{sites} site(s)"),
-            CheckpointEvery::Interval(t) => write!(f, "{} s", t.as_secs_f64()),
-        }
-    }
-}
-
-/// Which sites a checkpoint kept by time keeps: the first value of a site (its environment
-/// or its S) that comes once the interval has passed since the last site kept decides for
-/// every value of that site and kind.
-#[derive(Debug)]
-pub struct SitePacing {
-    interval: Duration,
-    state: Mutex<Decided>,
-}
-
-/// What a [`SitePacing`] decided so far.
-#[derive(Debug)]
-struct Decided {
-    /// When it last chose to keep a site (or when the run started).
-    last: Instant,
-    /// Whether each site of each kind (true for S) is kept.
-    sites: HashMap<(bool, usize), bool>,
-}
-
-impl SitePacing {
-    /// Pacing by `interval`, from now.
-    pub fn new(interval: Duration) -> Self {
-        SitePacing {
-            interval,
-            state: Mutex::new(Decided {
-                last: Instant::now(),
-                sites: HashMap::new(),
-            }),
-        }
-    }
-
-    /// True when `value` (an environment or a projected environment, whole or a part) is to
-    /// be kept, deciding for its site now when none of its kind was decided before.
-    pub fn due(&self, value: DataId, site: usize) -> bool {
-        let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
-        let key = (value.is_projection(), site);
-        if let Some(&decided) = state.sites.get(&key) {
-            return decided;
-        }
-        let now = Instant::now();
-        let due = now.duration_since(state.last) >= self.interval;
-        if due {
-            state.last = now;
-        }
-        state.sites.insert(key, due);
-        due
-    }
+/// The time `text` names: a number with `s`, `m` or `h`.
+fn interval(text: &str) -> Option<Duration> {
+    let units = [("s", 1.0), ("m", 60.0), ("h", 3600.0)];
+    let (number, unit) = units
+        .iter()
+        .find_map(|&(suffix, unit)| Some((text.strip_suffix(suffix)?, unit)))?;
+    let seconds = number.trim().parse::<f64>().ok()? * unit;
+    Duration::try_from_secs_f64(seconds).ok()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::graph::{Cols, Shared};
 
     #[test]
     fn an_interval_is_sites_or_a_time_with_its_unit() {
@@ -154,34 +94,5 @@ mod tests {
             let error = parse(bad).unwrap_err().to_string();
             assert!(error.contains(&format!("'{bad}'")), "{error}");
         }
-    }
-
-    #[test]
-    fn a_site_is_kept_once_the_interval_has_passed_and_for_all_its_values() {
-        let pacing = SitePacing::new(Duration::from_millis(300));
-        let env = |site, start| DataId::Env {
-            site,
-            cols: Cols {
-                start,
-                end: start + 4,
-            },
-        };
-        let part = |site, device| DataId::Part {
-            of: Shared::Proj { site },
-            device,
-        };
-        assert!(!pacing.due(env(0, 0), 0), "kept before the interval");
-        std::thread::sleep(Duration::from_millis(350));
-        assert!(pacing.due(env(1, 0), 1));
-        assert!(pacing.due(env(1, 4), 1), "another part of a kept site");
-        assert!(!pacing.due(env(2, 0), 2), "the interval starts again");
-        assert!(!pacing.due(env(0, 4), 0), "a site decided stays decided");
-        std::thread::sleep(Duration::from_millis(350));
-        assert!(pacing.due(part(5, 0), 5));
-        assert!(pacing.due(part(5, 1), 5));
-        assert!(
-            !pacing.due(env(5, 0), 5),
-            "S and environments are decided apart"
-        );
     }
 }

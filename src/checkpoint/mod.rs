@@ -11,10 +11,11 @@ mod every;
 mod identity;
 mod journal;
 mod kill;
+mod pacing;
 mod rank_folders;
 mod retire;
 
-pub use every::{CheckpointEvery, SitePacing};
+pub use every::CheckpointEvery;
 pub use identity::RunIdentity;
 pub use kill::{KillFault, KILLABLE};
 pub use rank_folders::{made_for_ranks, rank_folder, remove_rank};
@@ -27,6 +28,7 @@ use crate::io::durable;
 use crate::store::{try_lock, DiskRates, SpillFile, Throttle};
 use crate::tensor::AnyTensor;
 use journal::{Entry, Journal};
+use pacing::SitePacing;
 use std::collections::{HashMap, HashSet};
 use std::fs::File;
 use std::path::{Path, PathBuf};
@@ -114,7 +116,7 @@ impl Checkpoint {
     }
 
     /// The checkpoint, keeping the environments and S of the sites `every` says: by time, it
-    /// decides site by site as the run goes ([`SitePacing`]); by sites, the sweep graph holds
+    /// decides site by site as the run goes; by sites, the sweep graph holds
     /// only the writes of those sites already.
     pub fn paced(mut self, every: CheckpointEvery) -> Self {
         self.pacing = match every {
@@ -212,7 +214,7 @@ impl Checkpoint {
         let mut written = self.written.lock().unwrap_or_else(|e| e.into_inner());
         written.values += 1;
         written.bytes += bytes;
-        if op == "checkpoint" {
+        if op == crate::graph::Op::Checkpoint.name() {
             written.extra_bytes += bytes;
         }
     }
@@ -363,9 +365,9 @@ fn only_our_files(dir: &Path) -> Result<()> {
     match foreign {
         None => Ok(()),
         Some(_) if rank_folders::holds_ranks(dir) => Err(Error::Invalid(format!(
-            "the checkpoint folder {} holds the checkpoint of a run of several ranks (rank-0, \
-             ...): run it under mpirun with as many ranks to resume it, or remove it or give \
-             another folder to start afresh",
+            "the checkpoint folder {} holds the checkpoint of a run of several ranks (rank-R \
+             folders, one per rank): run it under mpirun with as many ranks to resume it, or \
+             remove it or give another folder to start afresh",
             dir.display()
         ))),
         Some(name) => Err(Error::Invalid(format!(

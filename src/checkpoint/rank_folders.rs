@@ -62,9 +62,18 @@ pub fn made_for_ranks(dir: &Path, ranks: usize) -> Result<bool> {
     Ok(made)
 }
 
-/// True when `dir` holds the checkpoint of a run of several ranks (its first rank's folder).
+/// True when `dir` holds the checkpoint of a run of several ranks (a rank's folder).
 pub(super) fn holds_ranks(dir: &Path) -> bool {
-    rank_folder(dir, 0).is_dir()
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return false;
+    };
+    entries.flatten().any(|entry| {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let rank = name
+            .strip_prefix(RANK)
+            .and_then(|r| r.parse::<usize>().ok());
+        rank.is_some() && entry.path().is_dir()
+    })
 }
 
 /// Removes rank `rank`'s checkpoint from `dir` (the checkpoint folder of a run of ranks), and
@@ -87,11 +96,15 @@ mod tests {
         let top = tempfile::tempdir().unwrap();
         let dir = top.path().join("ckpt");
         assert!(made_for_ranks(&dir, 2).unwrap());
+        assert!(!holds_ranks(&dir));
         assert!(!made_for_ranks(&dir, 2).unwrap());
         std::fs::create_dir(rank_folder(&dir, 1)).unwrap();
-        assert!(!holds_ranks(&dir));
+        assert!(
+            holds_ranks(&dir),
+            "rank 1's part alone is a checkpoint of ranks"
+        );
         std::fs::create_dir(rank_folder(&dir, 0)).unwrap();
-        assert!(holds_ranks(&dir) && !made_for_ranks(&dir, 2).unwrap());
+        assert!(!made_for_ranks(&dir, 2).unwrap());
         let fewer = made_for_ranks(&dir, 1).unwrap_err().to_string();
         assert!(
             fewer.contains("rank-1") && fewer.contains("at least 2 ranks"),

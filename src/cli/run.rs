@@ -13,7 +13,7 @@ use srcflow::sched::{RunLog, SweepProgressBar};
 use srcflow::store::clean_stale;
 use srcflow::trace::write_whole;
 use srcflow::Result;
-use srcflow::{Engine, SweepGraph};
+use srcflow::{Engine, EngineBuilder, SweepGraph};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -52,10 +52,10 @@ pub struct RunArgs {
     checkpoint: Option<PathBuf>,
     /// With --checkpoint: keep the environments and S of every N-th site only, or, given a
     /// time (30s, 10m, 1.5h), of the first site a pass reaches once that long has passed since
-    /// it last kept one (a kill then loses at most that much work). Output cores, and
-    /// environments spilled to disk, are kept at every site. A run in memory writes its
-    /// environments only for the checkpoint; fewer cost less, and a resumed run makes those
-    /// between again.
+    /// it last kept one (a kill then loses about that much of the pass under way; under
+    /// mpirun, sites only). Output cores, and environments spilled to disk, are kept at every
+    /// site. A run in memory writes its environments only for the checkpoint; fewer cost less,
+    /// and a resumed run makes those between again.
     #[arg(
         long,
         value_name = "N|TIME",
@@ -89,14 +89,10 @@ fn run_writing(args: RunArgs, ranks: Option<Arc<dyn Transport>>) -> Result<()> {
         }
     }
     let cancel = cancel_on_ctrl_c()?;
-    let (problem, mut engine) = args.problem.open(args.seed, args.threads)?;
+    let (problem, engine) = args.problem.open(args.seed, args.threads)?;
+    let mut engine = with_checkpoint(engine, &args.checkpoint, args.checkpoint_every);
     if let Some(ranks) = &ranks {
         engine = engine.ranks(Arc::clone(ranks));
-    }
-    if let Some(dir) = &args.checkpoint {
-        engine = engine
-            .checkpoint(dir)
-            .checkpoint_paced(args.checkpoint_every);
     }
     let bar = Arc::new(SweepProgressBar::new());
     let engine = engine
@@ -143,6 +139,18 @@ fn run_writing(args: RunArgs, ranks: Option<Arc<dyn Transport>>) -> Result<()> {
     Ok(())
 }
 
+/// `engine`, keeping its checkpoint in `dir` (when given) as often as `every` says.
+fn with_checkpoint(
+    engine: EngineBuilder,
+    dir: &Option<PathBuf>,
+    every: CheckpointEvery,
+) -> EngineBuilder {
+    match dir {
+        Some(dir) => engine.checkpoint(dir).checkpoint_paced(every),
+        None => engine,
+    }
+}
+
 /// Refuses a host budget given above this machine's memory, before any work.
 fn host_budget_within_machine(engine: &Engine) -> Result<()> {
     match &engine.tiering().budgets {
@@ -156,13 +164,8 @@ fn host_budget_within_machine(engine: &Engine) -> Result<()> {
 /// checkpoint once it has.
 fn run_helping(args: RunArgs, ranks: Arc<dyn Transport>) -> Result<()> {
     let cancel = cancel_on_ctrl_c()?;
-    let (problem, mut engine) = args.problem.open(args.seed, args.threads)?;
-    if let Some(dir) = &args.checkpoint {
-        engine = engine
-            .checkpoint(dir)
-            .checkpoint_paced(args.checkpoint_every);
-    }
-    let engine = engine
+    let (problem, engine) = args.problem.open(args.seed, args.threads)?;
+    let engine = with_checkpoint(engine, &args.checkpoint, args.checkpoint_every)
         .ranks(Arc::clone(&ranks))
         .cancel(cancel)
         .trace(args.trace.is_some())

@@ -5,6 +5,7 @@
 use super::problem_args::ProblemArgs;
 use super::{print_report, ReportStyle};
 use clap::Args;
+use srcflow::checkpoint::CheckpointEvery;
 use srcflow::ranks::{across_nodes, ExchangeUse};
 use srcflow::sim::MachineModel;
 use srcflow::trace::write_chrome_trace;
@@ -35,7 +36,7 @@ pub struct SimulateArgs {
     /// output core, the environments and projections of every N-th site) on the disk-write
     /// lane at the model's disk rate, as the run schedules them (each on its own rank's lane).
     #[arg(long, value_name = "N")]
-    checkpoint_every: Option<usize>,
+    checkpoint_every: Option<CheckpointEvery>,
     /// Write a Chrome trace of the simulated run, replacing a file there (checked before the
     /// simulation, as `run --trace`).
     #[arg(long, value_name = "FILE")]
@@ -54,12 +55,14 @@ pub fn run(args: SimulateArgs) -> Result<()> {
     let engine = engine.build()?;
     let (graph, _) = engine.prepare_on(problem.shape(), &machine)?;
     let graph = match args.checkpoint_every {
-        Some(0) => {
+        Some(CheckpointEvery::Interval(_)) => {
             return Err(Error::Invalid(
-                "--checkpoint-every must be at least 1".into(),
+                "--checkpoint-every takes a number of sites here: a checkpoint kept by time \
+                 keeps the sites a run's own pace gives, which the model does not follow"
+                    .into(),
             ))
         }
-        Some(every) => graph.with_checkpoint_writes(every),
+        Some(every) => graph.with_checkpoint_writes(every.sites()),
         None => graph,
     };
     let ranked = across_nodes(&graph, args.ranks)?;

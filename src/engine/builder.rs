@@ -159,8 +159,8 @@ impl EngineBuilder {
 
     /// Like [`EngineBuilder::checkpoint_every`], by sites or by time: with
     /// [`CheckpointEvery::Interval`], the environments and S of the first site a pass reaches
-    /// once the interval has passed since it last kept one (a kill loses at most that much
-    /// work, however long a site takes).
+    /// once the interval has passed since it last kept one (a kill loses about that much of the
+    /// pass under way, up to one site more). Runs of several ranks take sites only.
     pub fn checkpoint_paced(mut self, every: CheckpointEvery) -> Self {
         self.checkpoint_every = every;
         self
@@ -190,6 +190,14 @@ impl EngineBuilder {
             return Err(Error::Invalid(format!(
                 "`EngineBuilder::checkpoint_every`: {refused}"
             )));
+        }
+        if let (CheckpointEvery::Interval(_), Some(_)) = (self.checkpoint_every, &self.ranks) {
+            return Err(Error::Invalid(
+                "`EngineBuilder::checkpoint_every`: a checkpoint is kept by time in runs of one \
+                 process only, for now (each rank would keep other sites, and no whole S to \
+                 resume from); give a number of sites under mpirun"
+                    .into(),
+            ));
         }
         self.tiering.disk_rates.check()?;
         let devices = self.options.graph.devices;

@@ -138,9 +138,10 @@ impl Engine {
 }
 
 /// Opens this rank's checkpoint (its folder in `dir`) with `open` once every rank of
-/// `transport` could open its own. When any could not, every rank fails with the first one's
-/// reason, and leaves nothing behind: a rank that made its folder for this run removes it,
-/// and the rank that made `dir` removes it once every rank is done.
+/// `transport` could open its own. When any could not (or a rank failed before it could say),
+/// every rank fails with the first one's reason, and leaves nothing behind: a rank that made
+/// its folder for this run removes it, and the rank that made `dir` removes it once every rank
+/// is done.
 fn open_on_every_rank(
     dir: &Path,
     transport: &dyn Transport,
@@ -157,21 +158,33 @@ fn open_on_every_rank(
         .as_ref()
         .err()
         .map_or_else(Vec::new, |e| e.to_string().into_bytes());
-    let statuses = transport.all_gather_bytes(&said)?;
-    let Some((rank, why)) = statuses.iter().enumerate().find(|(_, s)| !s.is_empty()) else {
+    let refusal = match transport.all_gather_bytes(&said) {
+        Ok(statuses) => first_refusal(&statuses, dir),
+        Err(error) => Some(error),
+    };
+    let Some(refusal) = refusal else {
         return opened;
     };
     drop(opened);
     if fresh && folder.exists() {
         let _ = checkpoint::remove(&folder);
     }
-    transport.all_gather_bytes(&[])?;
+    let _ = transport.all_gather_bytes(&[]); // every rank has removed what it made
     if made {
         let _ = std::fs::remove_dir(dir);
     }
-    Err(Error::Invalid(format!(
-        "rank {rank} could not open its checkpoint: {}",
-        String::from_utf8_lossy(why)
+    Err(refusal)
+}
+
+/// The first rank's reason not to open its checkpoint among every rank's `statuses` (empty
+/// for one that could), naming the whole folder `dir` as what to remove to start afresh.
+fn first_refusal(statuses: &[Vec<u8>], dir: &Path) -> Option<Error> {
+    let (rank, why) = statuses.iter().enumerate().find(|(_, s)| !s.is_empty())?;
+    Some(Error::Invalid(format!(
+        "rank {rank} could not open its checkpoint: {} (the ranks' checkpoint is the whole \
+         folder {}: remove it all to start afresh)",
+        String::from_utf8_lossy(why),
+        dir.display()
     )))
 }
 

@@ -143,6 +143,11 @@ impl MemoryProfile {
     fn of_device(graph: &SweepGraph, drift: Drift, device: Option<usize>) -> MemoryProfile {
         let mine = |task: &crate::graph::Task| device.is_none_or(|d| task.device == d);
         let order = compute_order(graph, device);
+        if order.is_empty() {
+            // A device with no compute task (a resumed rank that only restores values to
+            // send) holds them only in passing; the model has no point to place them at.
+            return MemoryProfile::default();
+        }
         let steps: Vec<usize> = order.iter().map(|&n| graph.graph[n].step).collect();
         let first_at = |step: usize| steps.partition_point(|&s| s < step).min(steps.len() - 1);
         let last_at = |step: usize| steps.partition_point(|&s| s <= step).saturating_sub(1);
@@ -167,9 +172,7 @@ impl MemoryProfile {
                 (_, false) => last_at(task.step + drift.spill_lag_steps.max(1) - 1),
             }
         };
-        // A device with no compute task (a resumed rank that only restores values to send)
-        // is modelled at one point.
-        let k = order.len().max(1);
+        let k = order.len();
         let mut held = [vec![0i128; k + 1], vec![0i128; k + 1], vec![0i128; k + 1]];
         for node in graph.graph.node_indices() {
             let task = &graph.graph[node];
