@@ -28,10 +28,7 @@ pub fn made_for_ranks(dir: &Path, ranks: usize) -> Result<bool> {
     let entries = std::fs::read_dir(dir).map_err(|e| Error::io(dir, e))?;
     for name in entries.flatten().map(|e| e.file_name()) {
         let name = name.to_string_lossy();
-        let rank = name
-            .strip_prefix(RANK)
-            .and_then(|r| r.parse::<usize>().ok());
-        match rank {
+        match rank_of(&name) {
             Some(rank) if rank < ranks => {}
             Some(rank) => {
                 return Err(Error::Invalid(format!(
@@ -68,12 +65,13 @@ pub(super) fn holds_ranks(dir: &Path) -> bool {
         return false;
     };
     entries.flatten().any(|entry| {
-        let name = entry.file_name().to_string_lossy().into_owned();
-        let rank = name
-            .strip_prefix(RANK)
-            .and_then(|r| r.parse::<usize>().ok());
-        rank.is_some() && entry.path().is_dir()
+        rank_of(&entry.file_name().to_string_lossy()).is_some() && entry.path().is_dir()
     })
+}
+
+/// The rank whose folder is named `name`, if it is a rank's folder's name.
+fn rank_of(name: &str) -> Option<usize> {
+    name.strip_prefix(RANK)?.parse().ok()
 }
 
 /// Removes rank `rank`'s checkpoint from `dir` (the checkpoint folder of a run of ranks), and

@@ -152,9 +152,8 @@ impl EngineBuilder {
     /// environments spilled to disk (their spill is their write). A run that keeps its
     /// environments in memory writes them only for the checkpoint: fewer cost less, and a
     /// resumed run makes those between again.
-    pub fn checkpoint_every(mut self, sites: usize) -> Self {
-        self.checkpoint_every = CheckpointEvery::Sites(sites);
-        self
+    pub fn checkpoint_every(self, sites: usize) -> Self {
+        self.checkpoint_paced(CheckpointEvery::Sites(sites))
     }
 
     /// Like [`EngineBuilder::checkpoint_every`], by sites or by time: with
