@@ -5,6 +5,7 @@
 mod arrays;
 mod errors;
 mod interrupt;
+mod progress_line;
 mod python_logging;
 mod request;
 mod session;

@@ -4,6 +4,7 @@
 use crate::arrays::to_numpy;
 use crate::errors::to_python;
 use crate::interrupt::run_interruptibly;
+use crate::progress_line::ProgressLine;
 use crate::python_logging::set_level_from_python;
 use crate::request::Request;
 use crate::session::Session;
@@ -11,7 +12,6 @@ use crate::site_source::SiteSource;
 use pyo3::prelude::*;
 use serde_json::json;
 use srcflow::engine::MemorySink;
-use srcflow::sched::SweepProgressBar;
 use srcflow::trace::write_chrome_trace;
 use srcflow::train::layout::shape_to_quimb;
 use srcflow::{CancelToken, SweepGraph};
@@ -19,7 +19,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 /// Runs the request on `session`: the output cores in quimb layout and the run's report as
-/// JSON. Writes the Perfetto trace to `trace` when given; draws a progress bar on a terminal
+/// JSON. Writes the Perfetto trace to `trace` when given; draws a progress line on a terminal
 /// when `progress`.
 #[pyfunction]
 #[pyo3(signature = (request, session, trace=None, progress=false))]
@@ -40,9 +40,9 @@ pub fn run(
         .session(session.engine_session()?)
         .cancel(cancel.clone())
         .trace(trace.is_some());
-    let bar = progress.then(|| Arc::new(SweepProgressBar::new()));
-    if let Some(bar) = &bar {
-        builder = builder.progress(bar.clone());
+    let line = progress.then(|| Arc::new(ProgressLine::new()));
+    if let Some(line) = &line {
+        builder = builder.progress(line.clone());
     }
     let engine = builder.build().map_err(to_python)?;
     // A detected host budget is within the machine; only a given one is checked (this reads
@@ -56,8 +56,8 @@ pub fn run(
         let ran = engine.run_graph_watched(&prepared.graph, &source, &sink, watch);
         ran.map(|(report, log)| (report, log, prepared.graph))
     });
-    if let Some(bar) = &bar {
-        bar.finish();
+    if let Some(line) = &line {
+        line.finish();
     }
     let (report, log, graph) = ran?.map_err(|e| raised_by_site(py, &source, e))?;
     if let Some(path) = &trace {

@@ -143,3 +143,54 @@ def test_ctrl_c_stops_a_run_with_keyboard_interrupt_and_leaves_no_scratch(tmp_pa
     out, _ = child.communicate(timeout=60)
     assert "interrupted" in out
     assert os.listdir(tmp_path) == []
+
+
+# A run of well over 0.1 s with progress=True; prints "done" on standard output at the end.
+RUN_WITH_PROGRESS = textwrap.dedent(
+    """
+    import numpy as np
+    import srcflow
+    rng = np.random.default_rng(0)
+    n, bond, width = 24, 96, 6
+    mps = [rng.standard_normal(s) for s in [(bond, 2)] + [(bond, bond, 2)] * (n - 2) + [(bond, 2)]]
+    mpo = [rng.standard_normal(s) for s in [(width, 2, 2)] + [(width, width, 2, 2)] * (n - 2) + [(width, 2, 2)]]
+    srcflow.src(mpo, mps, chi_out=96, progress=True)
+    print("done", flush=True)
+    """
+)
+
+
+def stderr_of(code: str, on_terminal: bool) -> str:
+    """What `code`, run in a child Python, writes on standard error (a terminal when asked)."""
+    if not on_terminal:
+        child = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+        assert child.stdout.strip() == "done", child.stderr
+        return child.stderr
+    import pty
+
+    primary, secondary = pty.openpty()
+    child = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=secondary)
+    os.close(secondary)
+    written = b""
+    while True:
+        try:
+            chunk = os.read(primary, 65536)
+        except OSError:  # the terminal closes when the child exits
+            break
+        if not chunk:
+            break
+        written += chunk
+    assert child.wait(timeout=120) == 0 and child.stdout.read().strip() == b"done"
+    os.close(primary)
+    return written.decode(errors="replace")
+
+
+def test_progress_draws_a_line_on_a_terminal_and_clears_it():
+    drawn = stderr_of(RUN_WITH_PROGRESS, on_terminal=True)
+    assert "/" in drawn and " tasks  " in drawn and "spilled" in drawn, drawn
+    last = drawn.rsplit("\r", 1)[-1]
+    assert last == "\x1b[2K", repr(last[-200:])
+
+
+def test_progress_draws_nothing_off_a_terminal():
+    assert stderr_of(RUN_WITH_PROGRESS, on_terminal=False) == ""

@@ -89,7 +89,9 @@ impl BackendKind {
                     .checked_sub(own.start)
                     .filter(|_| own.contains(&device))
                 {
-                    Some(mine) => crate::graph::share(threads, own.len(), mine).len().max(1),
+                    Some(mine) => crate::even_share::even_share(threads, own.len(), mine)
+                        .len()
+                        .max(1),
                     None => 1,
                 }
             })

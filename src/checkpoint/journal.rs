@@ -66,7 +66,7 @@ impl Journal {
             .map(|entry| (entry.value, entry))
             .collect();
         let lines: String = entries.values().map(|e| line_of(e) + "\n").collect();
-        crate::io::durable::write_whole(&path, lines.as_bytes())?;
+        crate::files::durable::write_whole(&path, lines.as_bytes())?;
         let file = OpenOptions::new()
             .append(true)
             .open(&path)

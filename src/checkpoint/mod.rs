@@ -23,8 +23,8 @@ pub use retire::SweepSize;
 
 use crate::cancel::CancelToken;
 use crate::error::{Error, Result};
+use crate::files::durable;
 use crate::graph::{DataId, Shared};
-use crate::io::durable;
 use crate::store::{try_lock, DiskRates, SpillFile, Throttle};
 use crate::tensor::AnyTensor;
 use journal::{Entry, Journal};
@@ -298,10 +298,10 @@ fn file_name(value: DataId) -> String {
 /// Makes `dir` when it is missing (its parent must exist).
 fn made_if_missing(dir: &Path) -> Result<()> {
     if dir.exists() {
-        return crate::io::existing_folder(dir, "checkpoint folder");
+        return crate::files::existing_folder(dir, "checkpoint folder");
     }
     let parent = dir.parent().filter(|p| !p.as_os_str().is_empty());
-    crate::io::existing_folder(
+    crate::files::existing_folder(
         parent.unwrap_or(Path::new(".")),
         "checkpoint folder's parent",
     )?;

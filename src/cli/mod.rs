@@ -17,6 +17,7 @@ mod mpi_launch;
 mod plan;
 mod problem_args;
 mod process_session;
+mod progress_bar;
 mod report;
 mod run;
 mod simulate;

@@ -2,7 +2,8 @@
 //! moved and bandwidth, GFLOP/s, and how much I/O overlapped compute.
 
 use clap::Args;
-use srcflow::trace::{read_trace, timeline_svg, write_whole, TraceSummary};
+use srcflow::files::durable::write_whole;
+use srcflow::trace::{read_trace, timeline_svg, TraceSummary};
 use srcflow::{Error, Result};
 use std::path::PathBuf;
 
@@ -28,7 +29,7 @@ pub fn run(args: ReportArgs) -> Result<()> {
     };
     let summary = TraceSummary::of(&trace).map_err(bad)?;
     if let Some(path) = &args.svg {
-        write_whole(path, &timeline_svg(&trace).map_err(bad)?)?;
+        write_whole(path, timeline_svg(&trace).map_err(bad)?.as_bytes())?;
     }
     if args.json {
         let text = serde_json::to_string_pretty(&summary).expect("summary serialises");

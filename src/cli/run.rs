@@ -3,15 +3,17 @@
 use super::ctrl_c::cancel_on_ctrl_c;
 use super::mpi_launch::run_ranked;
 use super::problem_args::ProblemArgs;
+use super::progress_bar::SweepProgressBar;
 use super::{print_report, ReportStyle};
 use clap::Args;
 use srcflow::checkpoint::CheckpointEvery;
 use srcflow::engine::MemorySink;
-use srcflow::io::{fresh_path, output_file, OutputDir};
+use srcflow::files::durable::write_whole;
+use srcflow::files::{fresh_path, output_file};
+use srcflow::io::OutputDir;
 use srcflow::ranks::Transport;
-use srcflow::sched::{RunLog, SweepProgressBar};
+use srcflow::sched::RunLog;
 use srcflow::store::clean_stale;
-use srcflow::trace::write_whole;
 use srcflow::Result;
 use srcflow::{Engine, EngineBuilder, SweepGraph};
 use std::path::{Path, PathBuf};
@@ -225,7 +227,7 @@ fn write_extras(
     log: &RunLog,
 ) -> Result<()> {
     if let Some((path, trace)) = trace {
-        write_whole(path, &trace.to_string())?;
+        write_whole(path, trace.to_string().as_bytes())?;
     }
     if let Some(path) = graph_out {
         let after = log.graph_after.as_ref().unwrap_or(graph);
@@ -233,7 +235,7 @@ fn write_extras(
             Some("dot") => after.to_dot(),
             _ => after.to_json(),
         };
-        write_whole(path, &text)?;
+        write_whole(path, text.as_bytes())?;
     }
     Ok(())
 }

@@ -2,7 +2,8 @@
 //! measured against (contract, then compress; small problems only).
 
 use clap::Args;
-use srcflow::io::{fresh_path, OutputDir, ProblemDir};
+use srcflow::files::fresh_path;
+use srcflow::io::{OutputDir, ProblemDir};
 use srcflow::ops::truncate_svd;
 use srcflow::{engine::CoreSink, Result};
 use std::path::PathBuf;

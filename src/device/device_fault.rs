@@ -3,7 +3,7 @@
 
 use crate::error::{Error, Result};
 use crate::fault_spec::head_and_nth;
-use crate::graph::{Lane, Task};
+use std::fmt::Display;
 use std::str::FromStr;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -21,9 +21,10 @@ impl DeviceFault {
         self.device
     }
 
-    /// The error `task` fails with, if it is the one chosen to fail.
-    pub fn on_task(&self, task: &Task) -> Result<()> {
-        if task.lane != Lane::Compute || task.device != self.device {
+    /// The error the compute task `task`, run on `device`, fails with, if it is the one chosen
+    /// to fail.
+    pub fn on_compute_task(&self, device: usize, task: &impl Display) -> Result<()> {
+        if device != self.device {
             return Ok(());
         }
         let count = self.tasks.fetch_add(1, Ordering::Relaxed) + 1;

@@ -15,7 +15,6 @@ mod faulty_pool;
 mod oom_fault;
 mod options;
 mod pool;
-mod request;
 
 pub use block::Block;
 pub use capacity_schedule::CapacitySchedule;
@@ -24,7 +23,6 @@ pub use faulty_pool::FaultyPool;
 pub use oom_fault::OomFault;
 pub use options::DeviceOptions;
 pub use pool::{PoolConfig, SimulatedPool};
-pub(crate) use request::DeviceRequest;
 
 use serde::Serialize;
 
@@ -74,47 +72,4 @@ pub struct OutOfMemory {
     pub usage: PoolUsage,
     /// True when an injected fault (`DeviceOptions::inject_oom`) made it fail.
     pub injected: bool,
-}
-
-impl OutOfMemory {
-    /// The error `task` reports when this allocation failed while it asked for `needed` bytes.
-    pub fn for_task(&self, task: &crate::graph::Task, needed: u64) -> crate::Error {
-        let mut error = out_of_memory(task, needed, &self.usage, "");
-        if let crate::Error::OutOfMemory { why, injected, .. } = &mut error {
-            *injected = self.injected;
-            if self.injected {
-                *why = " (injected by `DeviceOptions::inject_oom`)".into();
-            }
-        }
-        error
-    }
-}
-
-/// The error for `task` needing `needed` bytes of a device in state `usage`; `why` (empty or
-/// starting with a space) says why the governor gave up.
-pub(crate) fn out_of_memory(
-    task: &crate::graph::Task,
-    needed: u64,
-    usage: &PoolUsage,
-    why: &str,
-) -> crate::Error {
-    use crate::ByteSize;
-    let capacity = if usage.capacity == u64::MAX {
-        "unlimited".to_string()
-    } else {
-        ByteSize(usage.capacity).to_string()
-    };
-    crate::Error::OutOfMemory {
-        task: task.to_string(),
-        site: task.site,
-        kernel: task.op.name(),
-        needed: ByteSize(needed),
-        available: format!(
-            "{} free and {} in the largest cached block (device capacity {capacity})",
-            ByteSize(usage.physically_free()),
-            ByteSize(usage.largest_cached),
-        ),
-        why: why.to_string(),
-        injected: false,
-    }
 }

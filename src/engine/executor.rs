@@ -191,8 +191,8 @@ impl TaskRouter<'_> {
                 Ok(vec![self.kept(task, moved, blocks.into_iter().next())?])
             }
             _ => {
-                if let Some(fault) = &self.fault {
-                    fault.on_task(task)?;
+                if let Some(fault) = self.fault.as_ref().filter(|_| task.lane == Lane::Compute) {
+                    fault.on_compute_task(task.device, task)?;
                 }
                 let tensors = self.on_backend(task, &inputs)?;
                 match (task.within, task.cols) {

@@ -2,15 +2,14 @@
 //! of sketch columns (its env and sketch tasks) and of basis rows (its project tasks).
 
 use super::{Cols, DataId, Pass, Shared, SweepGraph};
+use crate::even_share::even_share;
 use crate::Tier;
+use std::ops::Range;
 
-/// Share `part` of `total` items cut into `parts` contiguous shares whose sizes differ by at
-/// most one (the first shares are the larger; the last are empty when `total < parts`).
+/// The columns of `part` of `total` cut into `parts` (see [`even_share`]).
 pub fn share(total: usize, parts: usize, part: usize) -> Cols {
-    Cols {
-        start: (part * total).div_ceil(parts),
-        end: ((part + 1) * total).div_ceil(parts),
-    }
+    let Range { start, end } = even_share(total, parts, part);
+    Cols { start, end }
 }
 
 impl SweepGraph {
@@ -77,26 +76,6 @@ impl SweepGraph {
                 whole / rows * self.device_rows(site, device).len() as u64
             }
             _ => whole,
-        }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::share;
-
-    #[test]
-    fn shares_are_contiguous_balanced_and_cover_everything() {
-        for total in 0..20 {
-            for parts in 1..6 {
-                let sizes: Vec<usize> = (0..parts).map(|p| share(total, parts, p).len()).collect();
-                assert_eq!(sizes.iter().sum::<usize>(), total);
-                let (lo, hi) = (sizes.iter().min().unwrap(), sizes.iter().max().unwrap());
-                assert!(hi - lo <= 1, "{total} in {parts}: {sizes:?}");
-                for p in 1..parts {
-                    assert_eq!(share(total, parts, p).start, share(total, parts, p - 1).end);
-                }
-            }
         }
     }
 }

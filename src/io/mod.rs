@@ -1,14 +1,11 @@
 //! Files: `.npy` cores, `manifest.json`, problem directories in and out.
 
-pub(crate) mod durable;
-mod folders;
 mod manifest;
 pub mod npy;
 mod output;
 mod problem;
 mod staging;
 
-pub use folders::{existing_folder, existing_parent, fresh_path, output_file};
 pub use manifest::{LayerEntry, Manifest, FORMAT};
 pub use output::OutputDir;
 pub use problem::ProblemDir;

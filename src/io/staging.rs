@@ -1,6 +1,7 @@
 //! `StagingDir`: a hidden sibling directory renamed into place only when complete.
 
 use crate::error::{Error, Result};
+use crate::files::refuse_existing;
 use crate::liveness::process_is_gone;
 use std::path::{Path, PathBuf};
 
@@ -25,7 +26,7 @@ impl StagingDir {
             .parent()
             .filter(|p| !p.as_os_str().is_empty())
             .unwrap_or(Path::new("."));
-        super::existing_folder(parent, &format!("folder of {}", destination.display()))?;
+        crate::files::existing_folder(parent, &format!("folder of {}", destination.display()))?;
         let prefix = format!(".{}.srcflow-tmp-", name.to_string_lossy());
         remove_abandoned(parent, &prefix);
         let staging = parent.join(format!("{prefix}{}", std::process::id()));
@@ -49,11 +50,11 @@ impl StagingDir {
     /// a kill or power loss after this leaves the whole of it there.
     pub fn commit(mut self) -> Result<()> {
         refuse_existing(&self.destination)?;
-        super::durable::sync_tree(&self.staging)?;
+        crate::files::durable::sync_tree(&self.staging)?;
         std::fs::rename(&self.staging, &self.destination)
             .map_err(|e| Error::io(&self.destination, e))?;
         self.committed = true;
-        super::durable::sync_folder_of(&self.destination)
+        crate::files::durable::sync_folder_of(&self.destination)
     }
 }
 
@@ -86,15 +87,4 @@ fn remove_abandoned(parent: &Path, prefix: &str) {
             }
         }
     }
-}
-
-/// Fails when `path` exists (file, directory or link), so no result is ever overwritten.
-pub(super) fn refuse_existing(path: &Path) -> Result<()> {
-    if path.symlink_metadata().is_ok() {
-        return Err(Error::Invalid(format!(
-            "output path {} already exists; choose a new one",
-            path.display()
-        )));
-    }
-    Ok(())
 }

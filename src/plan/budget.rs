@@ -38,7 +38,7 @@ impl Budgets {
             None => available_memory()? / 10 * 9,
         };
         if let Some(dir) = &scratch_dir {
-            crate::io::existing_folder(dir, "scratch folder")?;
+            crate::files::existing_folder(dir, "scratch folder")?;
         }
         let scratch_dir = scratch_dir.unwrap_or_else(std::env::temp_dir);
         let disk = match disk {

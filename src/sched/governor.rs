@@ -15,8 +15,10 @@
 //! release). A watchdog ends a run that
 //! makes no progress while memory is being reclaimed with an error that names the task.
 
+use super::device_request::DeviceRequest;
+use super::out_of_memory::{out_of_memory, task_out_of_memory};
 use super::{MemoryEvent, MemoryEventKind};
-use crate::device::{out_of_memory, Block, CapacitySchedule, DeviceRequest, MemoryPool};
+use crate::device::{Block, CapacitySchedule, MemoryPool};
 use crate::error::{Error, Result};
 use crate::graph::{DataId, Lane, Op, SweepGraph, Task};
 use petgraph::stable_graph::NodeIndex;
@@ -160,7 +162,7 @@ impl Governor {
             .map(|&bytes| {
                 self.pool(task)
                     .allocate(bytes)
-                    .map_err(|oom| oom.for_task(task, request.total()))
+                    .map_err(|oom| task_out_of_memory(&oom, task, request.total()))
             })
             .collect()
     }

@@ -9,6 +9,7 @@
 //! waits for spills that fall behind, so no tier overflows its plan.
 
 mod clock;
+mod device_request;
 mod dispatcher;
 mod governor;
 mod held_fetches;
@@ -17,10 +18,10 @@ mod lanes;
 mod log;
 mod memory_event;
 mod model_lanes;
+mod out_of_memory;
 mod pacing;
 mod prefetch;
 mod progress;
-mod progress_bar;
 mod rates;
 mod stall;
 
@@ -32,8 +33,7 @@ pub use memory_event::{MemoryEvent, MemoryEventKind};
 pub(crate) use model_lanes::{TaskTimer, VirtualClock};
 pub use pacing::Pacing;
 pub use prefetch::{FetchView, Prefetch, PrefetchPolicy};
-pub use progress::Progress;
-pub use progress_bar::SweepProgressBar;
+pub use progress::{progress_message, Progress};
 pub use stall::{StallCause, Stalls};
 
 use crate::cancel::CancelToken;
@@ -51,7 +51,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 /// Runs one task given its inputs (in the order of `Task::inputs`) and the device blocks the
-/// scheduler allocated for it at launch (its [`DeviceRequest`](crate::device::DeviceRequest),
+/// scheduler allocated for it at launch (its [`DeviceRequest`](device_request::DeviceRequest),
 /// in order), returning its outputs.
 pub(crate) trait Executor: Sync {
     /// Executes `task`.

@@ -94,7 +94,7 @@ impl MachineModel {
     /// Writes the model as pretty JSON.
     pub fn write(&self, path: &Path) -> Result<()> {
         let text = serde_json::to_string_pretty(self).expect("a model serialises");
-        crate::trace::write_whole(path, &text)
+        crate::files::durable::write_whole(path, text.as_bytes())
     }
 
     /// Every kernel and lane rated, with positive, finite rates.

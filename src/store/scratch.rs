@@ -26,7 +26,7 @@ impl ScratchDir {
     /// this run's own: set up and locked under a name other runs leave alone, then renamed, so
     /// no cleaner sees it unlocked.
     pub fn create(parent: &Path) -> Result<Self> {
-        crate::io::existing_folder(parent, "scratch folder")?;
+        crate::files::existing_folder(parent, "scratch folder")?;
         clean_stale(parent);
         let stamp = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)

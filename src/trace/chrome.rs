@@ -12,9 +12,9 @@
 
 use super::lane_waits::{lane_waits, LaneWait};
 use super::scope::TraceScope;
-use super::write_whole;
 use crate::device::PoolUsage;
 use crate::error::Result;
+use crate::files::durable::write_whole;
 use crate::graph::{Lane, Op, SweepGraph};
 use crate::ranks::RankLayout;
 use crate::sched::{RunLog, TaskEvent};
@@ -132,7 +132,7 @@ fn trace_in(graph: &SweepGraph, log: &RunLog, scope: TraceScope) -> Value {
 /// Writes the trace to `path` (through a temporary file, so a failure leaves nothing).
 pub fn write_chrome_trace(path: &Path, graph: &SweepGraph, log: &RunLog) -> Result<()> {
     let text = serde_json::to_string(&chrome_trace(graph, log)).expect("trace serialises");
-    write_whole(path, &text)
+    write_whole(path, text.as_bytes())
 }
 
 /// Metadata naming the processes and lanes that `scope` draws of a run of `graph`.

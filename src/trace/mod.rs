@@ -28,8 +28,3 @@ pub fn read_trace(path: &Path) -> Result<serde_json::Value> {
         message: format!("not a JSON trace: {e}"),
     })
 }
-
-/// Writes `text` to `path` through a temporary sibling, so a failure leaves nothing behind.
-pub fn write_whole(path: &Path, text: &str) -> Result<()> {
-    crate::io::durable::write_whole(path, text.as_bytes())
-}

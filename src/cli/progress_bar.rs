@@ -1,11 +1,9 @@
-//! `SweepProgressBar`: the progress of a run on a terminal (indicatif; `srcflow run` and the
-//! Python package's `progress=True`) — tasks done,
+//! `SweepProgressBar`: the progress of `srcflow run` on a terminal (indicatif) — tasks done,
 //! pass, site, bytes spilled and ETA; hidden when standard error is not a terminal (pipes, CI).
 
-use super::Progress;
-use crate::graph::{Pass, Task};
-use crate::ByteSize;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use srcflow::graph::{Pass, Task};
+use srcflow::sched::{progress_message, Progress};
 
 /// A progress bar on standard error, fed by the scheduler.
 pub struct SweepProgressBar {
@@ -41,29 +39,7 @@ impl Progress for SweepProgressBar {
     fn task_done(&self, task: &Task, pass: Pass, done: usize, total: usize, spilled: u64) {
         self.bar.set_length(total as u64);
         self.bar.set_position(done as u64);
-        self.bar.set_message(message(pass, task.site, spilled));
-    }
-}
-
-/// What the bar says after the numbers: the pass, the site and the bytes spilled.
-fn message(pass: Pass, site: usize, spilled: u64) -> String {
-    let arrow = match pass {
-        Pass::LeftToRight => "→",
-        Pass::RightToLeft => "←",
-    };
-    format!("{arrow} site {site}, {} spilled", ByteSize(spilled))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_message_names_the_pass_the_site_and_the_spill() {
-        assert_eq!(
-            message(Pass::RightToLeft, 17, 2_500_000),
-            "← site 17, 2.50 MB spilled"
-        );
-        assert_eq!(message(Pass::LeftToRight, 0, 0), "→ site 0, 0 B spilled");
+        self.bar
+            .set_message(progress_message(pass, task.site, spilled));
     }
 }

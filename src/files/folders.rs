@@ -56,7 +56,18 @@ pub fn output_file(path: &Path, role: &str) -> Result<()> {
 /// directory srcflow writes atomically needs, checked before any work.
 pub fn fresh_path(path: &Path, role: &str) -> Result<()> {
     existing_parent(path, role)?;
-    super::staging::refuse_existing(path)
+    refuse_existing(path)
+}
+
+/// Fails when `path` exists (file, directory or link), so no result is ever overwritten.
+pub(crate) fn refuse_existing(path: &Path) -> Result<()> {
+    if path.symlink_metadata().is_ok() {
+        return Err(Error::Invalid(format!(
+            "output path {} already exists; choose a new one",
+            path.display()
+        )));
+    }
+    Ok(())
 }
 
 /// An I/O error of `kind` at `folder`, saying that the `role` `what`.
