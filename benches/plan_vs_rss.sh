@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The memory plan against measured peak RSS on shapes its fixed process baseline
-# (`PROCESS_BASELINE`, 24 MiB, src/plan/memory.rs) was not set on (that was benches/out_of_core.sh's
+# (`PROCESS_BASELINE`, 24 MiB, crates/srcflow-graph/src/plan/memory.rs) was not set on (that was benches/out_of_core.sh's
 # MPO·MPS): the seed's MPO·MPO primitive in both orders, a depth-3 stack, complex64 and another
 # MPO·MPS, each in memory and with the lowest host budget of 70, 80 or 90 % of its in-memory plan
 # that the planner accepts (environments go to disk). Prints a markdown table for

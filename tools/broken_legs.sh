@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Issue 22's acceptance check: breaks the leg order on purpose and shows which tests catch it.
 # In a worktree of HEAD under target/, up and down are swapped for the middle layer of a depth-3
-# stack in src/kernels/legs.rs (the labels both the sweep and ops::exact_product use), and the
+# stack in crates/srcflow-tensor/src/kernels/legs.rs (the labels both the sweep and ops::exact_product use), and the
 # whole Rust suite runs there. Prints every failing test with the first line of its failure.
 #
 #   tools/broken_legs.sh        # minutes: its own target directory, target/broken-legs-build
@@ -11,7 +11,7 @@ TREE="$REPO/target/broken-legs"
 git -C "$REPO" worktree remove --force "$TREE" 2>/dev/null || rm -rf "$TREE"
 git -C "$REPO" worktree add --detach "$TREE" HEAD >/dev/null
 trap 'git -C "$REPO" worktree remove --force "$TREE"' EXIT
-python3 - "$TREE/src/kernels/legs.rs" <<'PY'
+python3 - "$TREE/crates/srcflow-tensor/src/kernels/legs.rs" <<'PY'
 import sys
 path = sys.argv[1]
 text = open(path).read()

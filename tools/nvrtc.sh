@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Idempotently install NVIDIA's runtime compiler (NVRTC) from PyPI under target/nvrtc, so the
-# CUDA kernels in kernels/ compile on any machine, GPU or not (the tests of
-# src/backend/cuda/kernels.rs find it there).
+# CUDA kernels in crates/srcflow-tensor/kernels/ compile on any machine, GPU or not (the tests of
+# crates/srcflow-tensor/src/backend/cuda/kernels.rs find it there).
 # Prints the directory holding libnvrtc.so.12 on the last line of stdout:
 #   export SRCFLOW_NVRTC_DIR=$(tools/nvrtc.sh | tail -1)
 set -euo pipefail

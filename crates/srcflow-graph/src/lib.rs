@@ -1,0 +1,19 @@
+//! srcflow's sweep as data: tensor trains and stacks ([`train`]), the SRC sweep as a graph of
+//! tasks ([`graph`]) and the planner that places its values on memory tiers ([`plan`]), with
+//! the problems srcflow generates ([`gen`]) and exact reference products ([`ops`]).
+//!
+//! Built on `srcflow-tensor`; runs nothing (`srcflow-sched` does).
+
+pub mod gen;
+pub mod graph;
+pub mod ops;
+pub mod plan;
+pub mod test_matrix;
+pub mod train;
+
+pub use graph::SweepGraph;
+pub use train::{Kind, Layer, Stack, Train};
+
+// The layer below, under the names its modules have there.
+use srcflow_tensor::{backend, error, even_share, files, kernels, tensor};
+use srcflow_tensor::{ByteSize, Tensor, Tier};

@@ -1,0 +1,19 @@
+//! srcflow's execution layer: the store of values and its tiers ([`store`]), the scheduler that
+//! runs a sweep graph's tasks on lanes under the memory governor ([`sched`]), ranks that share
+//! one graph between processes ([`ranks`]) and the machine simulator ([`sim`]).
+//!
+//! Built on `srcflow-graph` and `srcflow-tensor`; knows nothing of files of cores or of the
+//! engine that wires a run together (`srcflow`).
+
+pub mod liveness;
+pub mod ranks;
+pub mod sched;
+pub mod sim;
+pub mod store;
+
+// The layers below, under the names their modules have there.
+#[cfg(test)]
+use srcflow_graph::gen;
+use srcflow_graph::{graph, plan};
+use srcflow_tensor::{backend, cancel, device, error, fault_spec, files, tensor};
+use srcflow_tensor::{with_array, Bandwidth, ByteSize, Error, Tier};
