@@ -4,22 +4,28 @@
 use super::governor::{Admission, Governor};
 use super::held_fetches::HeldFetches;
 use super::rates::Rates;
-use super::stall::{StallCause, StallClock};
 use super::{Clock, Done, Job, Lanes, RunLog, SchedOptions};
 use crate::device::Block;
 use crate::error::{Error, Result};
 use crate::graph::{Lane, LaneId, Op, SweepGraph, Task};
 use crate::store::{Store, Value};
 use petgraph::stable_graph::NodeIndex;
-use petgraph::visit::{EdgeRef, NodeIndexable};
+use petgraph::visit::NodeIndexable;
 use petgraph::Direction;
 use std::cmp::Reverse;
-use std::collections::{BTreeMap, BTreeSet, BinaryHeap, HashMap};
+use std::collections::{BinaryHeap, HashMap};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+mod compute_watch;
 mod gates;
+mod progress_feed;
 mod rewrites;
+mod work_left;
+
+use compute_watch::ComputeWatch;
+use progress_feed::ProgressFeed;
+use work_left::WorkLeft;
 
 /// Ready tasks of one lane, lowest step first.
 type ReadyQueue = BinaryHeap<Reverse<(usize, usize)>>;
@@ -57,8 +63,6 @@ pub(super) struct Dispatcher {
     quiet_polls: usize,
     /// Whether the lanes were told that the run failed.
     told_lanes: bool,
-    /// Bytes spill tasks have moved off the device so far.
-    spilled: u64,
     /// Inputs each task still waits for, by node index.
     waiting_on: Vec<usize>,
     /// Tasks that have completed, by node index.
@@ -67,21 +71,18 @@ pub(super) struct Dispatcher {
     lanes: Vec<LaneId>,
     ready: HashMap<LaneId, ReadyQueue>,
     busy: HashMap<LaneId, bool>,
-    /// Unfinished compute tasks as (step, node index): the first is the frontier.
-    compute_left: BTreeSet<(usize, usize)>,
-    /// Flops of unfinished compute tasks, per step.
-    flops_left: BTreeMap<usize, f64>,
-    /// Unfinished spill tasks, per step.
-    spills_left: BTreeMap<usize, usize>,
+    /// Compute and spill tasks not yet finished, by step.
+    left: WorkLeft,
     /// Slices fetched (or being fetched) and not yet consumed.
     fetched: HeldFetches,
-    /// When the running compute task of each busy device started.
-    compute_since: HashMap<usize, Instant>,
     /// When a policy asked to look again at a fetch it deferred.
     wake_at: Option<Instant>,
     store: Store,
     rates: Rates,
-    stalls: StallClock,
+    /// The compute lanes' busy and idle time.
+    compute: ComputeWatch,
+    /// What the progress listener hears.
+    progress: ProgressFeed,
     log: RunLog,
     clock: Arc<dyn Clock>,
 }
@@ -95,6 +96,7 @@ impl Dispatcher {
     ) -> Self {
         let bound = graph.graph.node_bound();
         let disk_rates = options.disk_rates;
+        let progress = ProgressFeed::new(options.progress.clone());
         let mut d = Dispatcher {
             graph: graph.clone(),
             options,
@@ -106,34 +108,25 @@ impl Dispatcher {
             finished_count: 0,
             quiet_polls: 0,
             told_lanes: false,
-            spilled: 0,
             waiting_on: vec![0; bound],
             finished: vec![false; bound],
             lanes: LaneId::all(graph.devices, graph.ranks),
             ready: HashMap::new(),
             busy: HashMap::new(),
-            compute_left: BTreeSet::new(),
-            flops_left: BTreeMap::new(),
-            spills_left: BTreeMap::new(),
+            left: WorkLeft::default(),
             fetched: HeldFetches::default(),
-            compute_since: HashMap::new(),
             wake_at: None,
             store: Store::new(graph),
             rates: Rates::capped(disk_rates),
-            stalls: StallClock::default(),
+            compute: ComputeWatch::default(),
+            progress,
             log: RunLog::starting_at(clock.now()),
             clock,
         };
         for node in graph.graph.node_indices() {
             let task = &graph.graph[node];
             debug_assert!(d.lanes.contains(&task.lane_id()), "{task} has no lane");
-            if task.lane == Lane::Compute {
-                d.compute_left.insert((task.step, node.index()));
-                *d.flops_left.entry(task.step).or_default() += task.flops;
-            }
-            if matches!(task.op, Op::Spill { .. }) {
-                *d.spills_left.entry(task.step).or_default() += 1;
-            }
+            d.left.add(task, node.index());
             let preds = graph
                 .graph
                 .edges_directed(node, Direction::Incoming)
@@ -161,7 +154,7 @@ impl Dispatcher {
         if let Err(e) = &ran {
             self.tell_lanes(lanes, e);
         }
-        self.stalls.busy(self.clock.now());
+        self.compute.stalls.busy(self.clock.now());
         ran.map(|()| self.take_log())
     }
 
@@ -256,7 +249,7 @@ impl Dispatcher {
         }
         self.busy.insert(task.lane_id(), false);
         if task.lane == Lane::Compute {
-            self.compute_since.remove(&task.device);
+            self.compute.ended(task.device);
         }
         let seconds = (report.end - report.start).as_secs_f64();
         match report.result {
@@ -300,21 +293,18 @@ impl Dispatcher {
             log.graph_after = Some(self.graph.clone());
         }
         log.governor = self.governor.take_log();
-        log.stalls = [self.stalls.left_to_right, self.stalls.right_to_left];
-        log.record_stalls(&self.stalls.spells);
+        let stalls = &self.compute.stalls;
+        log.stalls = [stalls.left_to_right, stalls.right_to_left];
+        log.record_stalls(&stalls.spells);
         log.peak = self.store.peak();
         log
     }
 
-    /// Tells the listener, if any, that `task` finished as the `finished`-th task.
+    /// Tells the progress listener, if any, that `task` finished as the `finished`-th task.
     fn tell_progress(&mut self, task: &Task, finished: usize) {
-        if matches!(task.op, Op::Spill { .. }) {
-            self.spilled += task.moved_bytes;
-        }
-        if let Some(progress) = &self.options.progress {
-            let pass = self.graph.pass_of(task.op, task.step);
-            progress.task_done(task, pass, finished, self.total_nodes(), self.spilled);
-        }
+        let (total, graph) = (self.total_nodes(), &self.graph);
+        let pass = || graph.pass_of(task.op, task.step);
+        self.progress.task_done(task, finished, total, pass);
     }
 
     /// Seconds since the start of the run.
@@ -335,9 +325,7 @@ impl Dispatcher {
 
     /// Lowest sweep step with unfinished compute.
     fn frontier(&self) -> usize {
-        self.compute_left
-            .first()
-            .map_or(usize::MAX, |&(step, _)| step)
+        self.left.frontier()
     }
 
     /// Starts the best ready task on every idle lane whose gate allows it; returns how many.
@@ -389,8 +377,7 @@ impl Dispatcher {
             self.network_running += 1;
         }
         if lane.lane == Lane::Compute {
-            self.stalls.busy(self.clock.now());
-            self.compute_since.insert(lane.device, self.clock.now());
+            self.compute.started(lane.device, self.clock.now());
         }
     }
 
@@ -419,41 +406,6 @@ impl Dispatcher {
         }
     }
 
-    /// Books an idle compute lane's time to what the next compute task waits for.
-    fn watch_compute(&mut self) {
-        if !self.compute_since.is_empty() {
-            return;
-        }
-        let Some(&(step, index)) = self.compute_left.first() else {
-            return;
-        };
-        let node = NodeIndex::new(index);
-        let pass = self.graph.pass_of(self.graph.graph[node].op, step);
-        let compute = self.graph.graph[node].lane_id();
-        let cause = if self.ready.get(&compute).is_some_and(|q| !q.is_empty()) {
-            StallCause::Spill
-        } else {
-            self.missing_input(node)
-        };
-        self.stalls.idle(self.clock.now(), pass, cause);
-    }
-
-    /// What kind of producer `node` still waits for.
-    fn missing_input(&self, node: NodeIndex) -> StallCause {
-        let mut cause = StallCause::Other;
-        for edge in self.graph.graph.edges_directed(node, Direction::Incoming) {
-            if self.finished[edge.source().index()] {
-                continue;
-            }
-            match self.graph.graph[edge.source()].op {
-                Op::Fetch { .. } | Op::Restore => return StallCause::Environment,
-                Op::ReadSite { .. } => cause = StallCause::InputCore,
-                _ => {}
-            }
-        }
-        cause
-    }
-
     /// Stores a finished task's outputs, releases its inputs and readies its successors.
     fn complete(&mut self, node: NodeIndex, outputs: Vec<Value>) {
         let task = &self.graph.graph[node].clone();
@@ -465,26 +417,7 @@ impl Dispatcher {
                 .sample_memory(now, self.store.in_use(), self.governor.pool_usages());
         }
         self.release_fetched(task);
-        if task.lane == Lane::Compute {
-            self.compute_left.remove(&(task.step, node.index()));
-            let step_done = self
-                .compute_left
-                .range((task.step, 0)..(task.step + 1, 0))
-                .next()
-                .is_none();
-            if step_done {
-                self.flops_left.remove(&task.step);
-            } else if let Some(flops) = self.flops_left.get_mut(&task.step) {
-                *flops -= task.flops;
-            }
-        }
-        if matches!(task.op, Op::Spill { .. }) {
-            let count = self.spills_left.get_mut(&task.step).expect("counted");
-            *count -= 1;
-            if *count == 0 {
-                self.spills_left.remove(&task.step);
-            }
-        }
+        self.left.finish(task, node.index());
         let successors: Vec<NodeIndex> = self
             .graph
             .graph

@@ -33,10 +33,9 @@ impl Dispatcher {
     /// True when a spill older than the allowed lag (at least one step) is unfinished at `step`.
     pub(super) fn behind_on_spills(&self, step: usize) -> bool {
         let lag = self.options.pacing.spill_lag_steps.max(1);
-        self.spills_left
-            .keys()
-            .next()
-            .is_some_and(|&oldest| oldest + lag <= step)
+        self.left
+            .oldest_spill()
+            .is_some_and(|oldest| oldest + lag <= step)
     }
 
     /// Whether a fetch may start: always for the step compute is at, otherwise when there is
@@ -110,12 +109,10 @@ impl Dispatcher {
     /// lane's device has already done of its running task.
     pub(super) fn spare_seconds(&self, lane: LaneId) -> Option<f64> {
         let rate = self.rates.per_second(Lane::Compute)? * self.graph.active_devices() as f64;
-        let running = self.compute_since.get(&lane.device).map_or(0.0, |t| {
-            self.clock.now().saturating_duration_since(*t).as_secs_f64()
-        });
+        let running = self.compute.running_for(lane.device, self.clock.now());
         let mut pending: Vec<(usize, usize)> = self.ready.get(&lane)?.iter().map(|r| r.0).collect();
         pending.sort_unstable();
-        let mut earlier_steps = self.flops_left.iter().peekable();
+        let mut earlier_steps = self.left.flops_by_step().peekable();
         let (mut flops_before, mut queued, mut spare) = (0.0, 0.0, f64::INFINITY);
         for (step, index) in pending {
             while let Some((_, flops)) = earlier_steps.next_if(|(&s, _)| s < step) {

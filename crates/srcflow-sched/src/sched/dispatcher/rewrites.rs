@@ -35,16 +35,16 @@ impl Dispatcher {
         let bound = self.graph.graph.node_bound();
         self.waiting_on.resize(bound, 0);
         self.finished.resize(bound, false);
-        self.compute_left.remove(&(old.step, node.index()));
+        self.left.remove_compute(old.step, node.index());
         let mut flops = -old.flops;
         for half in halves {
             self.waiting_on[half.index()] = 0;
             self.finished[half.index()] = false;
-            self.compute_left.insert((old.step, half.index()));
+            self.left.add_compute(old.step, half.index());
             flops += self.graph.graph[half].flops;
             self.make_ready(half);
         }
-        *self.flops_left.entry(old.step).or_default() += flops;
+        self.left.add_flops(old.step, flops);
         let consumers: Vec<NodeIndex> = self
             .graph
             .graph
@@ -77,9 +77,9 @@ impl Dispatcher {
             .unfold(node)
             .expect("the governor unfolds only fold tasks");
         self.rewrites += 1;
-        self.compute_left.remove(&(fold.step, node.index()));
+        self.left.remove_compute(fold.step, node.index());
         let after: f64 = readers.iter().map(|&r| self.graph.graph[r].flops).sum();
-        *self.flops_left.entry(fold.step).or_default() += after - before - fold.flops;
+        self.left.add_flops(fold.step, after - before - fold.flops);
         for &reader in &readers {
             let waiting = self
                 .graph

@@ -1,0 +1,27 @@
+//! `Options`: what a user chooses for one SRC run.
+
+use crate::graph::GraphOptions;
+
+/// What a user chooses for one SRC run: the graph's shape, the sketches' seed and the threads.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Options {
+    /// The choices that shape the sweep graph: χ̄, batches, cutoff, oversampling, element
+    /// type, devices, folding.
+    pub graph: GraphOptions,
+    /// Seed of the random test matrices.
+    pub seed: u64,
+    /// Worker threads for kernels (0: one per core), shared between the devices; on the CPU
+    /// backend each device is a worker group with its share of the threads.
+    pub threads: usize,
+}
+
+impl Options {
+    /// Options with output bond `chi_out` and defaults for the rest (seed 0, all cores).
+    pub fn new(chi_out: usize) -> Self {
+        Options {
+            graph: GraphOptions::new(chi_out),
+            seed: 0,
+            threads: 0,
+        }
+    }
+}
