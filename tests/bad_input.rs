@@ -231,7 +231,7 @@ fn nan_in_a_middle_layer_of_a_depth_3_stack_is_named() {
 fn nan_through_the_library_is_named() {
     let a = random_mpo(6, 2, 2, 3, 0.5, 1);
     let psi = random_mps(6, 2, 3, 0.5, 3);
-    let mut cores = random_mpo(6, 2, 2, 2, 0.5, 2).cores().to_vec();
+    let mut cores = random_mpo(6, 2, 2, 2, 0.5, 2).cores_c64();
     cores[4].data_mut()[2] = C64::new(0.0, f64::NAN);
     let b = Train::new(Kind::Mpo, cores).unwrap();
     let err = srcflow::src(&[&a, &b, &psi], &Options::new(8))

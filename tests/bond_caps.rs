@@ -246,7 +246,7 @@ fn assert_trimmed(what: &str, out: &Train, bounds: &[usize], exact: &Train, tol:
 /// (written out here from the `[l, r, u, d]` layout).
 fn is_left_canonical(train: &Train, tol: f64) -> bool {
     let n = train.len();
-    train.cores()[..n - 1].iter().all(|core| {
+    train.cores_c64()[..n - 1].iter().all(|core| {
         let [l, r, u, d] = <[usize; 4]>::try_from(core.shape()).unwrap();
         let at = |row: usize, col: usize| {
             let (a, rest) = (row / (u * d), row % (u * d));

@@ -23,7 +23,7 @@ fn trains() -> (Train, Train, Train) {
 /// Up and down swapped at every site, written out here rather than taken from the library.
 fn transpose(mpo: &Train) -> Train {
     let cores = mpo
-        .cores()
+        .cores_c64()
         .iter()
         .map(|c| c.permute(&[0, 1, 3, 2]))
         .collect();
@@ -31,7 +31,7 @@ fn transpose(mpo: &Train) -> Train {
 }
 
 fn conjugate(train: &Train) -> Train {
-    let cores = train.cores().iter().map(Tensor::conj).collect();
+    let cores = train.cores_c64().iter().map(Tensor::conj).collect();
     Train::new(train.kind(), cores).unwrap()
 }
 
@@ -75,7 +75,8 @@ fn write_problem(dir: &Path, layers: &[(&str, &Train)]) {
     for (name, train) in layers {
         std::fs::create_dir(dir.join(name)).unwrap();
         for (site, core) in train.to_quimb().iter().enumerate() {
-            srcflow::io::npy::write(&dir.join(name).join(format!("{site:05}.npy")), core).unwrap();
+            srcflow::io::npy::write_any(&dir.join(name).join(format!("{site:05}.npy")), core)
+                .unwrap();
         }
     }
 }

@@ -15,7 +15,7 @@ const DENSE: &str = concat!(
 fn densify(train: &Train) -> Vec<C64> {
     let mut v = vec![C64::new(1.0, 0.0)];
     let mut bond = 1;
-    for core in train.cores() {
+    for core in &train.cores_c64() {
         let [l, r, u, d] = <[usize; 4]>::try_from(core.shape()).unwrap();
         assert_eq!((l, d), (bond, 1));
         let rows = v.len() / l;

@@ -7,7 +7,7 @@ use common::{srcflow, stderr};
 use srcflow::gen::{random_mpo, random_mps};
 use srcflow::io::{npy, LayerEntry, Manifest, ProblemDir, FORMAT};
 use srcflow::ops::{distance, exact_product};
-use srcflow::tensor::{AnyTensor, DType};
+use srcflow::tensor::DType;
 use srcflow::{Engine, Options, Train};
 use std::path::Path;
 
@@ -35,7 +35,7 @@ fn write_problem(dir: &Path, h: (&Train, DType), psi: (&Train, DType)) {
     for (name, (train, dtype)) in layers {
         std::fs::create_dir(dir.join(name)).unwrap();
         for (site, core) in train.to_quimb().into_iter().enumerate() {
-            let core = AnyTensor::from(core).cast(dtype);
+            let core = core.cast(dtype);
             npy::write_any(&dir.join(name).join(format!("{site:05}.npy")), &core).unwrap();
         }
     }

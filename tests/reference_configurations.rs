@@ -16,7 +16,7 @@ use srcflow::engine::Tiering;
 use srcflow::gen::{random_mpo, random_mps};
 use srcflow::io::{npy, LayerEntry, Manifest, ProblemDir, FORMAT};
 use srcflow::ops::distance;
-use srcflow::tensor::{AnyTensor, DType};
+use srcflow::tensor::DType;
 use srcflow::{Engine, Options, Report, Stack, Tensor, Train, C64};
 use std::path::Path;
 
@@ -37,7 +37,7 @@ struct Case {
 impl Case {
     /// Fails unless `out` is the dense product to this case's tolerance.
     fn assert_exact(&self, what: &str, out: &Train) {
-        let ours = DenseOperator::from_lrud(out.cores()).interleaved();
+        let ours = DenseOperator::from_lrud(&out.cores_c64()).interleaved();
         let error = relative_distance(&ours, &self.dense);
         assert!(
             error < self.tolerance,
@@ -85,7 +85,7 @@ fn fixtures() -> Vec<Case> {
 /// `train` with its elements' imaginary parts dropped (a real train, for float32 runs).
 fn real(train: &Train) -> Train {
     let cores = train
-        .cores()
+        .cores_c64()
         .iter()
         .map(|c| {
             let data = c.data().iter().map(|z| C64::new(z.re, 0.0)).collect();
@@ -144,7 +144,7 @@ fn write_problem(dir: &Path, trains: &[Train], dtype: DType) -> ProblemDir {
     for (name, train) in layers {
         std::fs::create_dir(dir.join(name)).unwrap();
         for (site, core) in train.to_quimb().into_iter().enumerate() {
-            let core = AnyTensor::from(core).cast(dtype);
+            let core = core.cast(dtype);
             npy::write_any(&dir.join(name).join(format!("{site:05}.npy")), &core).unwrap();
         }
     }

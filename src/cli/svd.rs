@@ -33,7 +33,7 @@ pub fn run(args: SvdArgs) -> Result<()> {
     let truncated = truncate_svd(&exact, args.chi_out)?;
     let output = OutputDir::create(&args.out, truncated.kind(), truncated.len())?;
     for (site, core) in truncated.into_cores().into_iter().enumerate() {
-        output.write(site, core.into())?;
+        output.write(site, core)?;
     }
     output.commit()?;
     println!("wrote {}", args.out.display());

@@ -4,6 +4,8 @@
 //!
 //! Built on `srcflow-tensor`; runs nothing (`srcflow-sched` does).
 
+#![warn(missing_docs)]
+
 pub mod gen;
 pub mod graph;
 pub mod ops;

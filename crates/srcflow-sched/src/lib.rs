@@ -5,6 +5,8 @@
 //! Built on `srcflow-graph` and `srcflow-tensor`; knows nothing of files of cores or of the
 //! engine that wires a run together (`srcflow`).
 
+#![warn(missing_docs)]
+
 pub mod liveness;
 pub mod ranks;
 pub mod sched;

@@ -6,6 +6,8 @@
 //! with the error type, byte sizes and rates, cancellation and durable file writes that the
 //! layers above share. Nothing here knows of a sweep graph.
 
+#![warn(missing_docs)]
+
 pub mod alloc;
 pub mod backend;
 pub mod cancel;

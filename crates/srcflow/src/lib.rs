@@ -10,6 +10,8 @@
 //! module names: `srcflow-tensor` (tensors, backends, kernels), `srcflow-graph` (trains, the
 //! sweep graph, the planner) and `srcflow-sched` (store, scheduler, ranks, simulator).
 
+#![warn(missing_docs)]
+
 pub mod checkpoint;
 pub mod engine;
 pub mod io;

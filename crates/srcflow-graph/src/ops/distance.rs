@@ -8,7 +8,7 @@ use crate::train::Train;
 
 /// The 2-norm of a train, from a left-to-right QR sweep.
 pub fn norm(train: &Train) -> f64 {
-    sweep_norm(train.cores())
+    sweep_norm(&train.cores_c64())
 }
 
 /// `‖a − b‖ / ‖b‖`, the relative distance of `a` from the reference `b`.
@@ -30,7 +30,7 @@ pub fn distance(a: &Train, b: &Train) -> Result<f64> {
             )));
         }
     }
-    let diff = sweep_norm(&difference(a.cores(), b.cores()));
+    let diff = sweep_norm(&difference(&a.cores_c64(), &b.cores_c64()));
     let reference = norm(b);
     Ok(if reference > 0.0 {
         diff / reference

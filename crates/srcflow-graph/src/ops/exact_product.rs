@@ -32,7 +32,7 @@ fn site_of_product(cpu: &CpuBackend, stack: &Stack, site: usize) -> Result<crate
         .iter()
         .enumerate()
         .map(|(i, layer)| {
-            let tensor = cpu.upload(&layer.train.core(site).clone().into())?;
+            let tensor = cpu.upload(&layer.train.core_c64(site).into())?;
             Ok(Labeled {
                 legs: legs::core(i, k),
                 value: BackendTensor::new(cpu, tensor),

@@ -22,7 +22,7 @@ pub fn bond_spectra(train: &Train) -> Result<Vec<Vec<f64>>> {
 /// `chi` by SVD; returns the train and the full spectrum met at each cut, last cut first.
 fn svd_sweep(train: &Train, chi: usize) -> Result<(Train, Vec<Vec<f64>>)> {
     let mut spectra = Vec::new();
-    let mut cores: Vec<Tensor> = train.cores().to_vec();
+    let mut cores: Vec<Tensor> = train.cores_c64();
     let n = cores.len();
     for site in 0..n - 1 {
         let [l, r, u, d] = dims(&cores[site]);
@@ -57,7 +57,7 @@ fn svd_sweep(train: &Train, chi: usize) -> Result<(Train, Vec<Vec<f64>>)> {
 
 /// True when every core but the first has orthonormal rows (as `l × (r·u·d)`) to `tol`.
 pub fn is_right_canonical(train: &Train, tol: f64) -> bool {
-    train.cores()[1..].iter().all(|core| {
+    train.cores_c64()[1..].iter().all(|core| {
         let [l, r, u, d] = dims(core);
         let m = view(core.data(), l, r * u * d);
         let gram = product(m, m.adjoint().to_owned().as_ref());

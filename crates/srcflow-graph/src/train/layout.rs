@@ -5,7 +5,7 @@
 
 use super::{Kind, Train};
 use crate::error::{Error, Result};
-use crate::tensor::Tensor;
+use crate::tensor::{AnyTensor, Tensor};
 
 /// Where a site sits in its train, which decides which bonds its core has.
 fn position(site: usize, len: usize) -> (bool, bool) {
@@ -102,8 +102,8 @@ impl Train {
         Train::new(kind, cores)
     }
 
-    /// The cores in quimb layout.
-    pub fn to_quimb(&self) -> Vec<Tensor> {
+    /// The cores in quimb layout, in their element type.
+    pub fn to_quimb(&self) -> Vec<AnyTensor> {
         let len = self.len();
         self.cores
             .iter()

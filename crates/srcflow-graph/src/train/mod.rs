@@ -11,22 +11,40 @@ pub use stack::{core_path, site_counts_differ, site_name, too_few_sites};
 pub use stack::{Layer, LayerShape, Stack, StackShape};
 
 use crate::error::{Error, Result};
-use crate::tensor::{DType, Tensor};
+use crate::tensor::{AnyTensor, DType, Tensor};
 
-/// A tensor train whose cores are held as `[left, right, up, down]` arrays.
+/// A tensor train whose cores are held as `[left, right, up, down]` arrays of one element
+/// type: float32, float64, complex64 or complex128.
 ///
 /// An MPS has `down = 1`; the first core has `left = 1`, the last `right = 1`. Convert from
 /// and to the quimb layout of files and user arrays with [`Train::from_quimb`] and
-/// [`Train::to_quimb`].
+/// [`Train::to_quimb`]. A core is an [`AnyTensor`], whose array is shared, not copied: cloning
+/// a train, stacking it ([`Stack::of_trains`]) and reading its cores for a run copy no data.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Train {
     kind: Kind,
-    cores: Vec<Tensor>,
+    cores: Vec<AnyTensor>,
 }
 
 impl Train {
-    /// Builds a train from cores already in `[left, right, up, down]` form, checking the bonds.
+    /// Builds a train of complex128 cores already in `[left, right, up, down]` form, checking
+    /// the bonds.
     pub fn new(kind: Kind, cores: Vec<Tensor>) -> Result<Self> {
+        Self::of_any(kind, cores.into_iter().map(AnyTensor::from).collect())
+    }
+
+    /// Builds a train of cores already in `[left, right, up, down]` form, all of one element
+    /// type (any of the four), checking the bonds; the arrays are taken as they are, without a
+    /// copy.
+    pub fn of_any(kind: Kind, cores: Vec<AnyTensor>) -> Result<Self> {
+        let dtype = cores.first().map_or(DType::Complex128, AnyTensor::dtype);
+        if let Some((site, other)) = cores.iter().enumerate().find(|(_, c)| c.dtype() != dtype) {
+            return Err(Error::Invalid(format!(
+                "site {site}: core of {} in a train of {} (site 0's): give every core one type",
+                other.dtype(),
+                dtype
+            )));
+        }
         let shapes: Vec<[usize; 4]> = cores
             .iter()
             .enumerate()
@@ -43,7 +61,7 @@ impl Train {
             name: "train".into(),
             kind,
             cores: shapes,
-            dtype: DType::Complex128,
+            dtype,
         }
         .check(None)?;
         Ok(Train { kind, cores })
@@ -64,18 +82,35 @@ impl Train {
         self.cores.is_empty()
     }
 
+    /// The element type of the cores.
+    pub fn dtype(&self) -> DType {
+        self.cores
+            .first()
+            .map_or(DType::Complex128, AnyTensor::dtype)
+    }
+
     /// The cores in `[left, right, up, down]` form.
-    pub fn cores(&self) -> &[Tensor] {
+    pub fn cores(&self) -> &[AnyTensor] {
         &self.cores
     }
 
     /// The core of one site in `[left, right, up, down]` form.
-    pub fn core(&self, site: usize) -> &Tensor {
+    pub fn core(&self, site: usize) -> &AnyTensor {
         &self.cores[site]
     }
 
+    /// The core of one site in `[left, right, up, down]` form as complex128 (a copy).
+    pub fn core_c64(&self, site: usize) -> Tensor {
+        self.cores[site].to_c64()
+    }
+
+    /// Every core in `[left, right, up, down]` form as complex128 (a copy).
+    pub fn cores_c64(&self) -> Vec<Tensor> {
+        self.cores.iter().map(AnyTensor::to_c64).collect()
+    }
+
     /// Gives up the cores.
-    pub fn into_cores(self) -> Vec<Tensor> {
+    pub fn into_cores(self) -> Vec<AnyTensor> {
         self.cores
     }
 
@@ -110,7 +145,7 @@ impl Train {
                 .iter()
                 .map(|c| c.shape().try_into().expect("rank 4"))
                 .collect(),
-            dtype: DType::Complex128,
+            dtype: self.dtype(),
         }
     }
 }

@@ -18,17 +18,25 @@ use std::time::{Duration, Instant};
 /// A task handed to a lane (a copy: the dispatcher may rewrite its graph meanwhile), with the
 /// device blocks allocated for it.
 pub struct Job {
+    /// The task's node in the dispatcher's graph.
     pub node: NodeIndex,
+    /// The task.
     pub task: Arc<Task>,
+    /// Its inputs, in the order of `Task::inputs`.
     pub inputs: Vec<Value>,
+    /// The device blocks allocated for it at launch.
     pub blocks: Vec<Block>,
 }
 
 /// A lane's report that a task has ended.
 pub struct Done {
+    /// The task's node in the dispatcher's graph.
     pub node: NodeIndex,
+    /// Its outputs, or why it failed.
     pub result: Result<Vec<Value>>,
+    /// When it started on its lane.
     pub start: Instant,
+    /// When it ended.
     pub end: Instant,
     /// The time its backend primitives took, by kind.
     pub primitives: PrimitiveTimes,

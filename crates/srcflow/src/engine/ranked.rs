@@ -95,19 +95,15 @@ pub(super) fn share_output(
         let train = sink
             .into_train()
             .inspect_err(|e| transport.abort(&e.to_string()))?;
-        train
-            .into_cores()
-            .into_iter()
-            .map(AnyTensor::from)
-            .collect()
+        train.into_cores()
     } else {
         Vec::new()
     };
     let mut cores = Vec::new();
     transport.broadcast(0, &Encoded(&mine), &mut |_, shared| {
         let shared = decode_tensors(shared, "the product rank 0 sent")?;
-        cores = shared.iter().map(AnyTensor::to_c64).collect();
+        cores = shared;
         Ok(())
     })?;
-    Train::new(graph.output_kind(), cores)
+    Train::of_any(graph.output_kind(), cores)
 }

@@ -34,16 +34,11 @@ impl MemorySink {
         }
     }
 
-    /// The collected train (complex128, whatever the run computed in); fails if a site is
+    /// The collected train, in the element type the run computed in; fails if a site is
     /// missing.
     pub fn into_train(self) -> Result<Train> {
         let kind = self.kind;
-        let cores = self
-            .into_cores()?
-            .into_iter()
-            .map(|core| core.to_c64())
-            .collect();
-        Train::new(kind, cores)
+        Train::of_any(kind, self.into_cores()?)
     }
 
     /// The collected cores in `[l, r, u, d]` form, in the run's element type; fails if a site

@@ -24,6 +24,6 @@ impl<'a> MemorySource<'a> {
 
 impl CoreSource for MemorySource<'_> {
     fn read(&self, layer: usize, site: usize) -> Result<AnyTensor> {
-        Ok(self.stack.layers()[layer].train.core(site).clone().into())
+        Ok(self.stack.layers()[layer].train.core(site).clone())
     }
 }

@@ -12,7 +12,7 @@ pub use problem::ProblemDir;
 pub(crate) use staging::StagingDir;
 
 use crate::error::Result;
-use crate::tensor::{AnyTensor, DType};
+use crate::tensor::DType;
 use crate::train::{core_path, Stack};
 use std::path::Path;
 
@@ -43,7 +43,7 @@ pub fn write_stack_as(dir: &Path, stack: &Stack, dtype: DType) -> Result<()> {
         let folder = staging.path().join(&layer.name);
         std::fs::create_dir(&folder).map_err(|e| crate::Error::io(&folder, e))?;
         for (site, core) in layer.train.to_quimb().into_iter().enumerate() {
-            let core = AnyTensor::from(core).cast(dtype);
+            let core = core.cast(dtype);
             npy::write_any(&core_path(staging.path(), &layer.name, site), &core)?;
         }
     }

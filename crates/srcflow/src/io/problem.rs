@@ -4,7 +4,7 @@ use super::{npy, Manifest};
 use crate::engine::CoreSource;
 use crate::error::{Error, Result};
 use crate::ops::exact_product;
-use crate::tensor::{AnyTensor, DType, Tensor};
+use crate::tensor::{AnyTensor, DType};
 use crate::train::layout::shape_from_quimb;
 use crate::train::{
     core_path, site_counts_differ, site_name, too_few_sites, Kind, Layer, LayerShape, Orientation,
@@ -86,7 +86,7 @@ impl ProblemDir {
         self.orientation
     }
 
-    /// Reads every core into memory.
+    /// Reads every core into memory, in its file's element type.
     pub fn load(&self) -> Result<Stack> {
         let layers = self
             .shape
@@ -95,11 +95,11 @@ impl ProblemDir {
             .enumerate()
             .map(|(i, layer)| {
                 let cores = (0..layer.cores.len())
-                    .map(|site| self.read(i, site).map(|core| core.to_c64()))
-                    .collect::<Result<Vec<Tensor>>>()?;
+                    .map(|site| self.read(i, site))
+                    .collect::<Result<Vec<_>>>()?;
                 Ok(Layer {
                     name: layer.name.clone(),
-                    train: Train::new(layer.kind, cores)?,
+                    train: Train::of_any(layer.kind, cores)?,
                 })
             })
             .collect::<Result<_>>()?;
