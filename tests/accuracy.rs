@@ -31,15 +31,7 @@ fn error_is_within_four_times_the_truncated_svd_error_in_the_median() {
     assert!(optimum > 1e-6, "the problem must need truncation");
     let mut ratios: Vec<f64> = (0..10)
         .map(|seed| {
-            let out = apply(
-                &h,
-                &psi,
-                &Options {
-                    seed,
-                    ..Options::new(chi)
-                },
-            )
-            .unwrap();
+            let out = apply(&h, &psi, &Options::new(chi).with_seed(seed)).unwrap();
             distance(&out, &exact).unwrap() / optimum
         })
         .collect();
@@ -59,11 +51,7 @@ fn the_same_seed_gives_bitwise_the_same_output_and_another_seed_does_not() {
         apply(
             &h,
             &psi,
-            &Options {
-                seed,
-                threads,
-                ..Options::new(8)
-            },
+            &Options::new(8).with_seed(seed).with_threads(threads),
         )
         .unwrap()
     };

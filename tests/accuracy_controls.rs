@@ -45,14 +45,9 @@ fn median_ratio(stack: &Stack, exact: &Train, chi: usize, oversample: f64) -> f6
     let optimum = distance(&truncate_svd(exact, chi).unwrap(), exact).unwrap();
     let mut ratios: Vec<f64> = (0..10)
         .map(|seed| {
-            let options = Options {
-                graph: srcflow::graph::GraphOptions {
-                    oversample,
-                    ..srcflow::graph::GraphOptions::new(chi)
-                },
-                seed,
-                ..Options::new(chi)
-            };
+            let options = Options::new(chi)
+                .with_graph(srcflow::graph::GraphOptions::new(chi).with_oversample(oversample))
+                .with_seed(seed);
             let out = apply(h, psi, &options).unwrap();
             assert!(bonds(&out).iter().all(|&b| b <= chi), "{:?}", bonds(&out));
             distance(&out, exact).unwrap() / optimum
@@ -100,15 +95,13 @@ fn cutoff_keeps_bonds_within_chi_and_meets_the_tolerance_of_the_known_spectrum()
     for cutoff in [1e-2, 1e-3, 1e-4] {
         let (kept, tolerance) = expected_truncation(&exact, cutoff);
         let run = |oversample| {
-            let options = Options {
-                graph: srcflow::graph::GraphOptions {
-                    cutoff,
-                    oversample,
-                    ..srcflow::graph::GraphOptions::new(chi)
-                },
-                seed: 3,
-                ..Options::new(chi)
-            };
+            let options = Options::new(chi)
+                .with_graph(
+                    srcflow::graph::GraphOptions::new(chi)
+                        .with_cutoff(cutoff)
+                        .with_oversample(oversample),
+                )
+                .with_seed(3);
             let out = apply(h, psi, &options).unwrap();
             (bonds(&out), distance(&out, &exact).unwrap())
         };
@@ -144,13 +137,7 @@ fn the_exact_two_site_path_applies_the_cutoff_too() {
     let cut = apply(
         &h,
         &psi,
-        &Options {
-            graph: srcflow::graph::GraphOptions {
-                cutoff: 0.5,
-                ..srcflow::graph::GraphOptions::new(16)
-            },
-            ..Options::new(16)
-        },
+        &Options::new(16).with_graph(srcflow::graph::GraphOptions::new(16).with_cutoff(0.5)),
     )
     .unwrap();
     assert_eq!(bonds(&full), vec![4]);
@@ -161,43 +148,20 @@ fn the_exact_two_site_path_applies_the_cutoff_too() {
 fn out_of_range_cutoffs_and_oversampling_are_refused_by_name() {
     for (options, named) in [
         (
-            Options {
-                graph: srcflow::graph::GraphOptions {
-                    cutoff: 1.0,
-                    ..srcflow::graph::GraphOptions::new(4)
-                },
-                ..Options::new(4)
-            },
+            Options::new(4).with_graph(srcflow::graph::GraphOptions::new(4).with_cutoff(1.0)),
             "`GraphOptions::cutoff`",
         ),
         (
-            Options {
-                graph: srcflow::graph::GraphOptions {
-                    cutoff: -0.1,
-                    ..srcflow::graph::GraphOptions::new(4)
-                },
-                ..Options::new(4)
-            },
+            Options::new(4).with_graph(srcflow::graph::GraphOptions::new(4).with_cutoff(-0.1)),
             "`GraphOptions::cutoff`",
         ),
         (
-            Options {
-                graph: srcflow::graph::GraphOptions {
-                    oversample: 0.5,
-                    ..srcflow::graph::GraphOptions::new(4)
-                },
-                ..Options::new(4)
-            },
+            Options::new(4).with_graph(srcflow::graph::GraphOptions::new(4).with_oversample(0.5)),
             "`GraphOptions::oversample`",
         ),
         (
-            Options {
-                graph: srcflow::graph::GraphOptions {
-                    oversample: f64::NAN,
-                    ..srcflow::graph::GraphOptions::new(4)
-                },
-                ..Options::new(4)
-            },
+            Options::new(4)
+                .with_graph(srcflow::graph::GraphOptions::new(4).with_oversample(f64::NAN)),
             "`GraphOptions::oversample`",
         ),
     ] {
@@ -209,15 +173,13 @@ fn out_of_range_cutoffs_and_oversampling_are_refused_by_name() {
 #[test]
 fn the_rounding_sweep_gives_the_same_result_out_of_core_and_through_the_cli() {
     let stack = problem();
-    let options = Options {
-        graph: srcflow::graph::GraphOptions {
-            oversample: 1.5,
-            cutoff: 1e-6,
-            ..srcflow::graph::GraphOptions::new(CHI_OUT)
-        },
-        seed: 4,
-        ..Options::new(CHI_OUT)
-    };
+    let options = Options::new(CHI_OUT)
+        .with_graph(
+            srcflow::graph::GraphOptions::new(CHI_OUT)
+                .with_oversample(1.5)
+                .with_cutoff(1e-6),
+        )
+        .with_seed(4);
     let reference = Engine::new(options).unwrap().run(&stack).unwrap().output;
     let scratch = tempfile::tempdir().unwrap();
     let (device, host) = budgets_for_every_tier_of(options, &stack.shape(), scratch.path());

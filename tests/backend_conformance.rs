@@ -607,14 +607,7 @@ fn run(backend: &dyn Backend, graph: &SweepGraph, task: &Task, inputs: &[Dense])
 
 /// A graph of 4 sites computing in `dtype`, folding or not.
 fn sweep(dtype: DType, fold: bool) -> SweepGraph {
-    graph(
-        4,
-        GraphOptions {
-            dtype: Some(dtype),
-            fold,
-            ..GraphOptions::new(4)
-        },
-    )
+    graph(4, GraphOptions::new(4).with_dtype(dtype).with_fold(fold))
 }
 
 /// Core legs of both layers, top first.
@@ -671,10 +664,7 @@ fn env_of_a_wide_operator_on_an_mpo_and_an_mps_matches_the_plain_contraction() {
             for layer in &mut shape.layers {
                 layer.dtype = dtype;
             }
-            let options = GraphOptions {
-                dtype: Some(dtype),
-                ..GraphOptions::new(4)
-            };
+            let options = GraphOptions::new(4).with_dtype(dtype);
             let g = SweepGraph::build(&shape, &options).unwrap();
             let task = task_where(&g, |t| t.op == Op::Env && t.site == 2);
             let inputs = inputs_of(&g, &task, dtype);
@@ -772,14 +762,7 @@ fn reference(task: &Task, inputs: &[Dense]) -> Dense {
 #[test]
 fn qr_tasks_give_an_orthonormal_basis_of_the_joined_sketch_blocks() {
     on_every_backend(|backend, dtype| {
-        let g = graph(
-            4,
-            GraphOptions {
-                dtype: Some(dtype),
-                batch_cols: Some(2),
-                ..GraphOptions::new(4)
-            },
-        );
+        let g = graph(4, GraphOptions::new(4).with_dtype(dtype).with_batch_cols(2));
         let task = task_where(&g, |t| t.op == Op::Qr && t.inputs.len() > 1);
         let inputs = inputs_of(&g, &task, dtype);
         let eta = &run(backend, &g, &task, &inputs)[0];
@@ -814,11 +797,7 @@ fn round_and_exact_tasks_reproduce_what_they_truncate_when_nothing_is_cut() {
         // still rounded to 4.
         let g = graph(
             6,
-            GraphOptions {
-                dtype: Some(dtype),
-                oversample: 2.0,
-                ..GraphOptions::new(4)
-            },
+            GraphOptions::new(4).with_dtype(dtype).with_oversample(2.0),
         );
         let task = task_where(&g, |t| {
             t.op == Op::Round && t.site > 0 && t.site + 1 < g.sites() && {
@@ -843,13 +822,7 @@ fn round_and_exact_tasks_reproduce_what_they_truncate_when_nothing_is_cut() {
         assert_eq!(got[1].dims, vec![kept, r]);
         assert_close(&rebuilt, &want, dtype, "rounded core · carry");
 
-        let g = graph(
-            2,
-            GraphOptions {
-                dtype: Some(dtype),
-                ..GraphOptions::new(16)
-            },
-        );
+        let g = graph(2, GraphOptions::new(16).with_dtype(dtype));
         let task = task_where(&g, |t| t.op == Op::Exact);
         let inputs = inputs_of(&g, &task, dtype);
         let got = run(backend, &g, &task, &inputs);

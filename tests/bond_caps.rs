@@ -21,14 +21,9 @@ fn stack(trains: Vec<Train>) -> Stack {
 
 /// Options for χ̄ `chi_out` sketching `oversample` times wider, seed 4.
 fn options(chi_out: usize, oversample: f64) -> Options {
-    Options {
-        graph: GraphOptions {
-            oversample,
-            ..GraphOptions::new(chi_out)
-        },
-        seed: 4,
-        ..Options::new(chi_out)
-    }
+    Options::new(chi_out)
+        .with_graph(GraphOptions::new(chi_out).with_oversample(oversample))
+        .with_seed(4)
 }
 
 /// The output of `stack` run with `options`.
@@ -218,13 +213,7 @@ fn the_cli_plans_and_runs_a_huge_chi_out_as_its_cap_and_says_so() {
         .unwrap()
         .load()
         .unwrap();
-    let in_memory = run(
-        &loaded,
-        Options {
-            seed: 0,
-            ..Options::new(16)
-        },
-    );
+    let in_memory = run(&loaded, Options::new(16).with_seed(0));
     let d = distance(&written, &in_memory).unwrap();
     assert!(
         d <= 1e-12,

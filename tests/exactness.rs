@@ -20,13 +20,8 @@ fn stack(trains: Vec<Train>) -> Stack {
 
 fn check_exact(stack: &Stack, chi_out: usize, batch_cols: Option<usize>) {
     let exact = exact_product(stack).unwrap();
-    let options = Options {
-        graph: srcflow::graph::GraphOptions {
-            batch_cols,
-            ..srcflow::graph::GraphOptions::new(chi_out)
-        },
-        ..Options::new(chi_out)
-    };
+    let options = Options::new(chi_out)
+        .with_graph(srcflow::graph::GraphOptions::new(chi_out).with_batch_cols(batch_cols));
     let out = Engine::new(options).unwrap().run(stack).unwrap().output;
     let d = distance(&out, &exact).unwrap();
     assert!(d <= 1e-12, "distance {d:e} to the exact product");

@@ -46,13 +46,7 @@ fn folded_sites_give_the_unfolded_result_with_fewer_flops() {
     ];
     for (i, stack) in stacks.iter().enumerate() {
         let folded = Options::new(9);
-        let unfolded = Options {
-            graph: srcflow::graph::GraphOptions {
-                fold: false,
-                ..folded.graph
-            },
-            ..folded
-        };
+        let unfolded = folded.with_graph(folded.graph.with_fold(false));
         let graph = |o: Options| SweepGraph::build(&stack.shape(), &o.graph).unwrap();
         let (g_folded, g_unfolded) = (graph(folded), graph(unfolded));
         assert!(folds(&g_folded) > 0, "stack {i}: no site folds");
@@ -71,10 +65,7 @@ fn folded_sites_give_the_unfolded_result_with_fewer_flops() {
 fn sites_fold_on_one_device_only() {
     let shape = problem().shape();
     let on = |devices: usize| {
-        let options = GraphOptions {
-            devices,
-            ..GraphOptions::new(CHI_OUT)
-        };
+        let options = GraphOptions::new(CHI_OUT).with_devices(devices);
         folds(&SweepGraph::build(&shape, &options).unwrap())
     };
     assert!(on(1) > 0);
@@ -90,13 +81,8 @@ fn the_planner_folds_only_where_no_environment_moves_down_a_tier() {
     ]);
     let scratch = tempfile::tempdir().unwrap();
     let prepare = |fold: bool, host: u64| {
-        let options = Options {
-            graph: srcflow::graph::GraphOptions {
-                fold,
-                ..srcflow::graph::GraphOptions::new(16)
-            },
-            ..Options::new(16)
-        };
+        let options =
+            Options::new(16).with_graph(srcflow::graph::GraphOptions::new(16).with_fold(fold));
         let engine = engine_for(options, PLENTY, host, scratch.path(), Tiering::default());
         engine.prepare(&stack.shape()).unwrap()
     };

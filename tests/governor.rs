@@ -9,17 +9,14 @@ use common::*;
 use srcflow::device::{CapacitySchedule, DeviceOptions};
 use srcflow::engine::Tiering;
 use srcflow::ops::distance;
-use srcflow::{Engine, Error, Options, Report, Stack, Train};
+use srcflow::{Engine, Error, Report, Stack, Train};
 use std::path::Path;
 
 const MIB: u64 = 1 << 20;
 
 /// An engine with `device` and `host` budgets whose device has the faults in `device_options`.
 fn faulty(device: u64, host: u64, scratch: &Path, device_options: DeviceOptions) -> Engine {
-    let tiering = Tiering {
-        device: device_options,
-        ..Tiering::default()
-    };
+    let tiering = Tiering::default().with_device(device_options);
     engine_with(device, host, scratch, None, tiering)
 }
 
@@ -43,10 +40,8 @@ fn injected_failures_leave_the_result_and_the_scratch_as_they_were() {
         (0.2, 5),
         (0.08, 6),
     ] {
-        let options = DeviceOptions {
-            inject_oom: Some(srcflow::device::OomFault::new(rate, seed).unwrap()),
-            ..DeviceOptions::default()
-        };
+        let options = DeviceOptions::default()
+            .with_inject_oom(srcflow::device::OomFault::new(rate, seed).unwrap());
         let (out, report) = run(&faulty(device, host, scratch.path(), options), &stack);
         let d = distance(&out, &reference).unwrap();
         assert!(d <= 1e-12, "rate {rate} seed {seed}: distance {d:e}");
@@ -66,25 +61,13 @@ fn injected_failures_leave_the_result_and_the_scratch_as_they_were() {
 fn a_fragmented_device_completes_through_rewrites_with_the_same_bits() {
     let stack = problem();
     let scratch = tempfile::tempdir().unwrap();
-    let fragmented = DeviceOptions {
-        fragment: Some(MIB / 4),
-        ..DeviceOptions::default()
-    };
+    let fragmented = DeviceOptions::default().with_fragment(MIB / 4);
     // Half-batch rewrites keep the bits; unfolding a site (its W does not fit a piece of the
     // fragmented device) sums in another order, so it is compared to round-off.
     for fold in [false, true] {
-        let options = Options {
-            graph: srcflow::graph::GraphOptions {
-                fold,
-                ..options(None).graph
-            },
-            ..options(None)
-        };
+        let options = options(None).with_graph(options(None).graph.with_fold(fold));
         let engine = |device: DeviceOptions| {
-            let tiering = Tiering {
-                device,
-                ..Tiering::default()
-            };
+            let tiering = Tiering::default().with_device(device);
             engine_for(options, 4 * MIB, PLENTY, scratch.path(), tiering)
         };
         let (reference, plain) = run(&engine(DeviceOptions::default()), &stack);
@@ -124,34 +107,24 @@ fn two_devices_with_faults_and_a_cutoff_end_with_the_fault_free_result() {
         options.graph.cutoff = cutoff;
         options.threads = 2;
         let engine = |device: DeviceOptions| {
-            let tiering = Tiering {
-                device,
-                ..Tiering::default()
-            };
+            let tiering = Tiering::default().with_device(device);
             engine_for(options, 4 * MIB, PLENTY, scratch.path(), tiering)
         };
         let (reference, _) = run(&engine(DeviceOptions::default()), &stack);
         let faults = [
             (
                 "injected",
-                DeviceOptions {
-                    inject_oom: Some(srcflow::device::OomFault::new(0.15, 3).unwrap()),
-                    ..DeviceOptions::default()
-                },
+                DeviceOptions::default()
+                    .with_inject_oom(srcflow::device::OomFault::new(0.15, 3).unwrap()),
             ),
             (
                 "fragmented",
-                DeviceOptions {
-                    fragment: Some(MIB / 4),
-                    ..DeviceOptions::default()
-                },
+                DeviceOptions::default().with_fragment(MIB / 4),
             ),
             (
                 "shrinking",
-                DeviceOptions {
-                    capacity_schedule: "1280KiB@10".parse::<CapacitySchedule>().unwrap(),
-                    ..DeviceOptions::default()
-                },
+                DeviceOptions::default()
+                    .with_capacity_schedule("1280KiB@10".parse::<CapacitySchedule>().unwrap()),
             ),
         ];
         for (what, faults) in faults {
@@ -177,10 +150,8 @@ fn a_device_that_shrinks_mid_run_completes_with_smaller_batches() {
     let device = device_budget_with_host_tier(&stack, scratch.path(), None) / 2;
     let (reference, _) = run(&engine(device, PLENTY, scratch.path(), None), &stack);
     let shrunk = device * 8 / 10;
-    let options = DeviceOptions {
-        capacity_schedule: format!("{shrunk}B@10").parse::<CapacitySchedule>().unwrap(),
-        ..DeviceOptions::default()
-    };
+    let options = DeviceOptions::default()
+        .with_capacity_schedule(format!("{shrunk}B@10").parse::<CapacitySchedule>().unwrap());
     let (out, report) = run(&faulty(device, PLENTY, scratch.path(), options), &stack);
     assert!(report.memory.rewrites > 0, "{}", report.memory);
     let d = distance(&out, &reference).unwrap();
@@ -192,10 +163,7 @@ fn a_task_that_cannot_fit_even_one_column_is_a_clear_error() {
     let stack = problem();
     let scratch = tempfile::tempdir().unwrap();
     let (device, host) = budgets_for_every_tier(&stack, scratch.path(), None);
-    let options = DeviceOptions {
-        fragment: Some(16 << 10),
-        ..DeviceOptions::default()
-    };
+    let options = DeviceOptions::default().with_fragment(16 << 10);
     let err = faulty(device.max(4 * MIB), host, scratch.path(), options)
         .run(&stack)
         .unwrap_err();
@@ -218,10 +186,8 @@ fn a_task_that_cannot_fit_even_one_column_is_a_clear_error() {
 fn failing_every_allocation_stops_at_the_watchdog() {
     let stack = problem();
     let scratch = tempfile::tempdir().unwrap();
-    let options = DeviceOptions {
-        inject_oom: Some(srcflow::device::OomFault::new(1.0, 0).unwrap()),
-        ..DeviceOptions::default()
-    };
+    let options =
+        DeviceOptions::default().with_inject_oom(srcflow::device::OomFault::new(1.0, 0).unwrap());
     let err = faulty(4 * MIB, PLENTY, scratch.path(), options)
         .run(&stack)
         .unwrap_err();

@@ -22,10 +22,7 @@ fn graph(batch_cols: Option<usize>) -> SweepGraph {
     .unwrap();
     SweepGraph::build(
         &stack.shape(),
-        &GraphOptions {
-            batch_cols,
-            ..GraphOptions::new(10)
-        },
+        &GraphOptions::new(10).with_batch_cols(batch_cols),
     )
     .unwrap()
 }
@@ -156,10 +153,7 @@ fn placement_puts_spill_and_fetch_tasks_between_an_env_and_its_sketch() {
 fn an_oversampled_graph_sketches_wider_and_ends_with_a_rounding_sweep() {
     let plain = graph(None);
     let stack = plain.stack.clone();
-    let options = GraphOptions {
-        oversample: 1.5,
-        ..GraphOptions::new(10)
-    };
+    let options = GraphOptions::new(10).with_oversample(1.5);
     let g = SweepGraph::build(&stack, &options).unwrap();
     assert_eq!((g.sketch, g.chi_out), (15, 10));
     let count = |op: Op| g.graph.node_weights().filter(|t| t.op == op).count();

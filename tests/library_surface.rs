@@ -34,13 +34,7 @@ fn a_users_prefetch_policy_decides_the_fetches_and_the_result_is_unchanged() {
     let stack = problem();
     let scratch = tempfile::tempdir().unwrap();
     let (device, host) = budgets_for_every_tier(&stack, scratch.path(), None);
-    let budgets = Budgets {
-        device,
-        host,
-        disk: PLENTY,
-        scratch_dir: scratch.path().to_path_buf(),
-        device_follows_host: false,
-    };
+    let budgets = Budgets::new(device, host, PLENTY, scratch.path().to_path_buf());
     let policy = CountingPolicy::default();
     let asked = Arc::clone(&policy.asked);
     let run = srcflow::EngineBuilder::new(options(None))
@@ -103,13 +97,7 @@ fn a_cancelled_token_stops_the_run_and_leaves_no_scratch() {
     let (device, host) = budgets_for_every_tier(&stack, scratch.path(), None);
     let cancel = CancelToken::new();
     cancel.cancel();
-    let budgets = Budgets {
-        device,
-        host,
-        disk: PLENTY,
-        scratch_dir: scratch.path().to_path_buf(),
-        device_follows_host: false,
-    };
+    let budgets = Budgets::new(device, host, PLENTY, scratch.path().to_path_buf());
     let err = Engine::builder(common::CHI_OUT)
         .budgets(budgets)
         .cancel(cancel)
@@ -133,10 +121,7 @@ fn backends_must_match_the_devices() {
         .unwrap()
         .to_string();
     assert!(err.contains("1 device(s) but 2 backend(s)"), "{err}");
-    let three = GraphOptions {
-        devices: 3,
-        ..GraphOptions::new(8)
-    };
+    let three = GraphOptions::new(8).with_devices(3);
     let one: Vec<Box<dyn Backend>> = vec![Box::new(CpuBackend::new(1).unwrap())];
     let err = Engine::builder(8)
         .graph(three)

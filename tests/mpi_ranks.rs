@@ -120,14 +120,9 @@ fn ranks_write_what_one_process_writes_in_memory() {
 
 /// Budgets that put environments of `stack` on every tier, and the scratch directory.
 fn out_of_core(stack: &Stack, scratch: &Path) -> Vec<String> {
-    let options = Options {
-        graph: GraphOptions {
-            devices: DEVICES,
-            ..GraphOptions::new(24)
-        },
-        threads: 1,
-        ..Options::new(24)
-    };
+    let options = Options::new(24)
+        .with_graph(GraphOptions::new(24).with_devices(DEVICES))
+        .with_threads(1);
     let (device, host) = budgets_for_every_tier_of(options, &stack.shape(), scratch);
     vec![
         "--device-memory".into(),

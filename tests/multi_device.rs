@@ -30,14 +30,9 @@ fn layer(name: &str, train: Train) -> Layer {
 
 /// The output of `options` on `devices` devices, two threads in all.
 fn run_on(devices: usize, options: Options, stack: &Stack) -> Train {
-    let options = Options {
-        graph: srcflow::graph::GraphOptions {
-            devices,
-            ..options.graph
-        },
-        threads: 2,
-        ..options
-    };
+    let options = options
+        .with_graph(options.graph.with_devices(devices))
+        .with_threads(2);
     Engine::new(options).unwrap().run(stack).unwrap().output
 }
 
@@ -63,33 +58,24 @@ fn one_to_four_devices_agree_with_uneven_splits() {
 
 #[test]
 fn devices_agree_with_column_batches_and_more_devices_than_columns() {
-    assert_same_on_every_device_count(Options {
-        graph: srcflow::graph::GraphOptions {
-            batch_cols: Some(3),
-            ..srcflow::graph::GraphOptions::new(13)
-        },
-        ..Options::new(13)
-    });
+    assert_same_on_every_device_count(
+        Options::new(13).with_graph(srcflow::graph::GraphOptions::new(13).with_batch_cols(3)),
+    );
     assert_same_on_every_device_count(Options::new(3));
 }
 
 #[test]
 fn devices_agree_with_oversampling_and_a_cutoff() {
-    assert_same_on_every_device_count(Options {
-        graph: srcflow::graph::GraphOptions {
-            oversample: 1.5,
-            cutoff: 1e-3,
-            ..srcflow::graph::GraphOptions::new(9)
-        },
-        ..Options::new(9)
-    });
-    assert_same_on_every_device_count(Options {
-        graph: srcflow::graph::GraphOptions {
-            cutoff: 1e-3,
-            ..srcflow::graph::GraphOptions::new(9)
-        },
-        ..Options::new(9)
-    });
+    assert_same_on_every_device_count(
+        Options::new(9).with_graph(
+            srcflow::graph::GraphOptions::new(9)
+                .with_oversample(1.5)
+                .with_cutoff(1e-3),
+        ),
+    );
+    assert_same_on_every_device_count(
+        Options::new(9).with_graph(srcflow::graph::GraphOptions::new(9).with_cutoff(1e-3)),
+    );
 }
 
 #[test]
@@ -104,11 +90,7 @@ fn three_devices_are_exact_without_truncation() {
 #[test]
 fn the_graph_gives_each_device_its_columns_and_gathers_for_one_qr() {
     let shape = stack().shape();
-    let options = GraphOptions {
-        devices: 3,
-        batch_cols: Some(2),
-        ..GraphOptions::new(13)
-    };
+    let options = GraphOptions::new(13).with_devices(3).with_batch_cols(2);
     let graph = SweepGraph::build(&shape, &options).unwrap();
     let tasks: Vec<_> = graph.graph.node_weights().collect();
     for device in 0..3 {
@@ -148,14 +130,9 @@ fn the_graph_gives_each_device_its_columns_and_gathers_for_one_qr() {
 fn two_devices_spill_to_every_tier_and_agree_with_memory() {
     let scratch = tempfile::tempdir().unwrap();
     let stack = common::problem();
-    let options = Options {
-        graph: srcflow::graph::GraphOptions {
-            devices: 2,
-            ..common::options(None).graph
-        },
-        threads: 2,
-        ..common::options(None)
-    };
+    let options = common::options(None)
+        .with_graph(common::options(None).graph.with_devices(2))
+        .with_threads(2);
     let (device, host) = budgets_for_every_tier_of(options, &stack.shape(), scratch.path());
     let engine = engine_for(options, device, host, scratch.path(), Tiering::default());
     let plan = plan_of(&engine, &stack.shape());
@@ -174,13 +151,7 @@ fn a_failing_device_stops_the_run_with_its_error_and_leaves_nothing() {
     std::fs::create_dir(&scratch).unwrap();
     let problem = common::problem_dir(dir.path());
     let out = dir.path().join("out");
-    let options = Options {
-        graph: srcflow::graph::GraphOptions {
-            devices: 2,
-            ..common::options(None).graph
-        },
-        ..common::options(None)
-    };
+    let options = common::options(None).with_graph(common::options(None).graph.with_devices(2));
     let (device, host) = budgets_for_every_tier_of(options, &common::problem().shape(), &scratch);
     let (device, host) = (format!("{device}B"), format!("{host}B"));
     let output = srcflow(&[

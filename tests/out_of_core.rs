@@ -23,10 +23,8 @@ fn assert_same(out: &Train, reference: &Train, what: &str) {
 /// An engine with a device budget of `device` bytes and the prefetch `policy`, scratch under
 /// `scratch`.
 fn with_policy(device: u64, policy: &str, scratch: &std::path::Path) -> Engine {
-    let tiering = Tiering {
-        prefetch: std::sync::Arc::new(policy.parse::<Prefetch>().unwrap()),
-        ..Tiering::default()
-    };
+    let tiering =
+        Tiering::default().with_prefetch(std::sync::Arc::new(policy.parse::<Prefetch>().unwrap()));
     engine_with(device, PLENTY, scratch, None, tiering)
 }
 
@@ -103,11 +101,9 @@ fn every_prefetch_policy_gives_the_same_result_on_a_slow_disk() {
         "bandwidth",
         "bandwidth:1",
     ] {
-        let tiering = Tiering {
-            prefetch: std::sync::Arc::new(policy.parse::<Prefetch>().unwrap()),
-            disk_rates: DiskRates::both(Bandwidth(10e6)),
-            ..Tiering::default()
-        };
+        let tiering = Tiering::default()
+            .with_prefetch(std::sync::Arc::new(policy.parse::<Prefetch>().unwrap()))
+            .with_disk_rates(DiskRates::both(Bandwidth(10e6)));
         let engine = engine_with(device, host, scratch.path(), batch, tiering);
         outputs.push(engine.run(&stack).unwrap().output);
         assert_empty(scratch.path());
@@ -123,10 +119,7 @@ fn a_read_cap_paces_reads_and_leaves_writes_alone() {
     let scratch = tempfile::tempdir().unwrap();
     let (device, host) = budgets_for_every_tier(&stack, scratch.path(), None);
     let cap = 4e6;
-    let tiering = Tiering {
-        disk_rates: "read=4MB/s".parse::<DiskRates>().unwrap(),
-        ..Tiering::default()
-    };
+    let tiering = Tiering::default().with_disk_rates("read=4MB/s".parse::<DiskRates>().unwrap());
     let engine = engine_with(device, host, scratch.path(), None, tiering);
     let report = engine.run(&stack).unwrap().report;
     let rate = |lane: &str| {
@@ -154,10 +147,8 @@ fn a_failed_or_full_disk_names_the_file_and_leaves_no_scratch() {
     let scratch = tempfile::tempdir().unwrap();
     let (device, host) = budgets_for_every_tier(&stack, scratch.path(), None);
     for (fault, message) in [("eio:2", "Input/output error"), ("enospc", "No space left")] {
-        let tiering = Tiering {
-            disk_fault: Some(fault.parse().unwrap()),
-            ..Tiering::default()
-        };
+        let tiering =
+            Tiering::default().with_disk_fault(fault.parse::<srcflow::store::DiskFault>().unwrap());
         let engine = engine_with(device, host, scratch.path(), None, tiering);
         let err = engine.run(&stack).unwrap_err().to_string();
         assert!(

@@ -137,14 +137,9 @@ fn one_seed_gives_the_same_sketch_in_every_precision() {
     let h = random_mpo(10, 2, 2, 4, 0.3, 3);
     let psi = random_mps(10, 2, 8, 0.3, 4);
     let run = |dtype, seed| {
-        let options = Options {
-            graph: srcflow::graph::GraphOptions {
-                dtype: Some(dtype),
-                ..srcflow::graph::GraphOptions::new(8)
-            },
-            seed,
-            ..Options::new(8)
-        };
+        let options = Options::new(8)
+            .with_graph(srcflow::graph::GraphOptions::new(8).with_dtype(dtype))
+            .with_seed(seed);
         srcflow::apply(&h, &psi, &options).unwrap()
     };
     let double = run(DType::Complex128, 5);
@@ -163,13 +158,8 @@ fn one_seed_gives_the_same_sketch_in_every_precision() {
 fn single_precision_halves_the_planned_memory() {
     let stack = common::problem();
     let engine = |dtype| {
-        let options = Options {
-            graph: srcflow::graph::GraphOptions {
-                dtype: Some(dtype),
-                ..srcflow::graph::GraphOptions::new(common::CHI_OUT)
-            },
-            ..Options::new(common::CHI_OUT)
-        };
+        let options = Options::new(common::CHI_OUT)
+            .with_graph(srcflow::graph::GraphOptions::new(common::CHI_OUT).with_dtype(dtype));
         common::engine_for(
             options,
             common::PLENTY,
@@ -184,13 +174,8 @@ fn single_precision_halves_the_planned_memory() {
     assert_eq!(single.env_bytes, halves);
     assert_eq!(single.profile.device.bytes * 2, double.profile.device.bytes);
     let peak = |dtype| {
-        let options = Options {
-            graph: srcflow::graph::GraphOptions {
-                dtype: Some(dtype),
-                ..srcflow::graph::GraphOptions::new(common::CHI_OUT)
-            },
-            ..Options::new(common::CHI_OUT)
-        };
+        let options = Options::new(common::CHI_OUT)
+            .with_graph(srcflow::graph::GraphOptions::new(common::CHI_OUT).with_dtype(dtype));
         let report = Engine::new(options).unwrap().run(&stack).unwrap().report;
         report.peak_bytes.device as f64
     };

@@ -54,15 +54,13 @@ fn depth_two() -> Stack {
 
 /// `options` on `devices` devices, one thread per device.
 fn on_devices(devices: usize, chi_out: usize, batch: Option<usize>) -> Options {
-    Options {
-        graph: GraphOptions {
-            devices,
-            batch_cols: batch,
-            ..GraphOptions::new(chi_out)
-        },
-        threads: devices,
-        ..Options::new(chi_out)
-    }
+    Options::new(chi_out)
+        .with_graph(
+            GraphOptions::new(chi_out)
+                .with_devices(devices)
+                .with_batch_cols(batch),
+        )
+        .with_threads(devices)
 }
 
 /// How long a run of these small problems may take on every rank, failures included.
@@ -93,7 +91,7 @@ fn run_ranks_then<T: Send + 'static>(
     let (done, results) = std::sync::mpsc::channel();
     for (rank, transport) in InProcessRanks::group(ranks).into_iter().enumerate() {
         let threads = options.threads.div_ceil(ranks);
-        let builder = build(rank, EngineBuilder::new(Options { threads, ..options }));
+        let builder = build(rank, EngineBuilder::new(options.with_threads(threads)));
         let (stack, done) = (stack.clone(), done.clone());
         std::thread::spawn(move || {
             let engine = builder.ranks(transport).trace(true).build();
@@ -156,13 +154,7 @@ fn ranks_agree_with_a_cutoff_and_oversampling() {
 /// Budgets for `options` that put environments on every tier, with scratch under `scratch`.
 fn every_tier(options: Options, stack: &Stack, scratch: &Path) -> Budgets {
     let (device, host) = budgets_for_every_tier_of(options, &stack.shape(), scratch);
-    Budgets {
-        device,
-        host,
-        disk: PLENTY,
-        scratch_dir: scratch.to_path_buf(),
-        device_follows_host: false,
-    }
+    Budgets::new(device, host, PLENTY, scratch.to_path_buf())
 }
 
 #[test]
@@ -175,13 +167,13 @@ fn ranks_agree_out_of_core_and_with_out_of_memory_faults_on_one_rank() {
         .run(&stack)
         .unwrap()
         .output;
-    let faulty = |rank: usize| Tiering {
-        device: DeviceOptions {
-            inject_oom: (rank == 1).then(|| OomFault::new(0.3, 5).unwrap()),
-            ..DeviceOptions::default()
-        },
-        budgets: Some(budgets.clone()),
-        ..Tiering::default()
+    let faulty = |rank: usize| {
+        Tiering::default()
+            .with_device(
+                DeviceOptions::default()
+                    .with_inject_oom((rank == 1).then(|| OomFault::new(0.3, 5).unwrap())),
+            )
+            .with_budgets(budgets.clone())
     };
     for ranks in [2, 3] {
         let runs = run_ranks(ranks, options, &stack, faulty);
@@ -203,10 +195,7 @@ fn ranks_agree_out_of_core_and_with_out_of_memory_faults_on_one_rank() {
 #[test]
 fn rank_0_joins_every_ranks_trace_into_one() {
     // Two kernel threads per device, which only the rank owning a device knows.
-    let options = Options {
-        threads: 6,
-        ..on_devices(3, 12, Some(2))
-    };
+    let options = on_devices(3, 12, Some(2)).with_threads(6);
     let traces = run_ranks_then(
         3,
         options,
@@ -245,14 +234,14 @@ fn a_failure_on_one_rank_fails_every_rank_promptly_and_leaves_no_scratch() {
     let stack = common::problem();
     let options = on_devices(3, 32, None);
     let budgets = every_tier(options, &stack, scratch.path());
-    let runs = run_ranks(3, options, &stack, |rank| Tiering {
-        device: DeviceOptions {
-            inject_failure: (rank == 2).then(|| "2:12".parse::<DeviceFault>().unwrap()),
-            ..DeviceOptions::default()
-        },
-        budgets: Some(budgets.clone()),
-        ..Tiering::default()
-    });
+    let runs =
+        run_ranks(3, options, &stack, |rank| {
+            Tiering::default()
+                .with_device(DeviceOptions::default().with_inject_failure(
+                    (rank == 2).then(|| "2:12".parse::<DeviceFault>().unwrap()),
+                ))
+                .with_budgets(budgets.clone())
+        });
     for (rank, run) in runs.into_iter().enumerate() {
         let err = run.expect_err("a rank succeeded").to_string();
         assert!(err.contains("device 2 failed in"), "rank {rank}: {err}");
@@ -278,15 +267,10 @@ fn ranks_without_columns_and_two_site_problems_agree() {
 #[test]
 fn a_rank_failing_before_its_sweep_starts_fails_every_rank() {
     let scratch = tempfile::tempdir().unwrap();
-    let runs = run_ranks(2, on_devices(2, 8, None), &mpo_mps(), |rank| Tiering {
-        budgets: (rank == 1).then(|| Budgets {
-            device: 1,
-            host: PLENTY,
-            disk: PLENTY,
-            scratch_dir: scratch.path().to_path_buf(),
-            device_follows_host: false,
-        }),
-        ..Tiering::default()
+    let runs = run_ranks(2, on_devices(2, 8, None), &mpo_mps(), |rank| {
+        Tiering::default().with_budgets(
+            (rank == 1).then(|| Budgets::new(1, PLENTY, PLENTY, scratch.path().to_path_buf())),
+        )
     });
     let errors: Vec<String> = runs
         .into_iter()
@@ -572,13 +556,10 @@ fn fail_keeping_a_checkpoint(
     fault: (usize, &str),
 ) {
     let failing = |rank: usize, builder: EngineBuilder| {
-        let tiering = Tiering {
-            device: DeviceOptions {
-                inject_failure: (rank == fault.0).then(|| fault.1.parse().unwrap()),
-                ..DeviceOptions::default()
-            },
-            ..Tiering::default()
-        };
+        let tiering = Tiering::default().with_device(
+            DeviceOptions::default()
+                .with_inject_failure((rank == fault.0).then(|| fault.1.parse().unwrap())),
+        );
         builder.checkpoint(checkpoint).tiering(tiering)
     };
     let failed = run_ranks_then(2, options, stack, failing, |_, run| Ok(run));

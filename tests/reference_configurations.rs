@@ -214,13 +214,9 @@ fn on_two_devices_with_injected_out_of_memory_faults() {
     let mut injected = 0;
     for (seed, case) in fixtures().into_iter().enumerate() {
         let scratch = tempfile::tempdir().unwrap();
-        let tiering = Tiering {
-            device: DeviceOptions {
-                inject_oom: Some(OomFault::new(0.2, seed as u64).unwrap()),
-                ..DeviceOptions::default()
-            },
-            ..Tiering::default()
-        };
+        let tiering = Tiering::default().with_device(
+            DeviceOptions::default().with_inject_oom(OomFault::new(0.2, seed as u64).unwrap()),
+        );
         let options = exact_options(None, 2);
         let engine = engine_for(options, PLENTY, PLENTY, scratch.path(), tiering);
         let run = engine.run(&case.stack).unwrap();

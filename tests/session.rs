@@ -6,7 +6,7 @@
 mod common;
 
 use common::{budgets_for_every_tier, options, problem, CHI_OUT, PLENTY};
-use srcflow::device::{DeviceOptions, OomFault};
+use srcflow::device::{DeviceFault, DeviceOptions, OomFault};
 use srcflow::engine::{CoreSource, MemorySink, MemorySource, Session, SessionStats, Tiering};
 use srcflow::gen::{generate, ProblemKind, ProblemSpec};
 use srcflow::plan::Budgets;
@@ -25,24 +25,12 @@ fn engine_on(session: &Session, options: Options, tiering: Tiering) -> Engine {
 
 /// Budgets with `device` and `host` bytes, unlimited disk under `scratch`.
 fn budgets(device: u64, host: u64, scratch: &Path) -> Tiering {
-    Tiering {
-        budgets: Some(Budgets {
-            device,
-            host,
-            disk: PLENTY,
-            scratch_dir: scratch.to_path_buf(),
-            device_follows_host: false,
-        }),
-        ..Tiering::default()
-    }
+    Tiering::default().with_budgets(Budgets::new(device, host, PLENTY, scratch.to_path_buf()))
 }
 
 /// Detected budgets, as the Python package has on every call.
 fn detected() -> Tiering {
-    Tiering {
-        budgets: Some(Budgets::detect(None, None, None, None).unwrap()),
-        ..Tiering::default()
-    }
+    Tiering::default().with_budgets(Budgets::detect(None, None, None, None).unwrap())
 }
 
 /// The output of `stack` from an engine of its own (no shared session).
@@ -133,24 +121,13 @@ fn a_failed_run_leaves_the_session_usable() {
     let expected = fresh(&stack, options(None));
     let (device, host) = budgets_for_every_tier(&stack, scratch.path(), None);
     let failing = [
-        Tiering {
-            disk_fault: Some("eio:2".parse().unwrap()),
-            ..budgets(device, host, scratch.path())
-        },
-        Tiering {
-            device: DeviceOptions {
-                inject_oom: Some(OomFault::new(1.0, 0).unwrap()),
-                ..DeviceOptions::default()
-            },
-            ..budgets(1 << 22, PLENTY, scratch.path())
-        },
-        Tiering {
-            device: DeviceOptions {
-                inject_failure: Some("0:3".parse().unwrap()),
-                ..DeviceOptions::default()
-            },
-            ..detected()
-        },
+        budgets(device, host, scratch.path())
+            .with_disk_fault("eio:2".parse::<srcflow::store::DiskFault>().unwrap()),
+        budgets(1 << 22, PLENTY, scratch.path())
+            .with_device(DeviceOptions::default().with_inject_oom(OomFault::new(1.0, 0).unwrap())),
+        detected().with_device(
+            DeviceOptions::default().with_inject_failure("0:3".parse::<DeviceFault>().unwrap()),
+        ),
     ];
     for tiering in failing {
         let error = engine_on(&session, options(None), tiering).run(&stack);
@@ -253,14 +230,11 @@ fn a_watch_runs_on_the_calling_thread_and_can_cancel() {
     };
     let stack = generate(ProblemKind::Random, &spec).unwrap();
     let cancel = CancelToken::new();
-    let engine = EngineBuilder::new(Options {
-        threads: 1,
-        ..Options::new(48)
-    })
-    .session(session.clone())
-    .cancel(cancel.clone())
-    .build()
-    .unwrap();
+    let engine = EngineBuilder::new(Options::new(48).with_threads(1))
+        .session(session.clone())
+        .cancel(cancel.clone())
+        .build()
+        .unwrap();
     let prepared = engine.prepared(&stack.shape()).unwrap();
     let sink = MemorySink::new(stack.shape().output_kind(), 40);
     let caller = std::thread::current().id();

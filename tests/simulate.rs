@@ -107,10 +107,7 @@ fn checkpoint_writes_are_modelled_on_the_disk_write_lane() {
 fn a_shape_model_times_each_task_by_its_work_with_its_devices_thread_count() {
     let stack = problem();
     let engine = srcflow::Engine::builder(CHI_OUT)
-        .graph(srcflow::graph::GraphOptions {
-            devices: 2,
-            ..srcflow::graph::GraphOptions::new(CHI_OUT)
-        })
+        .graph(srcflow::graph::GraphOptions::new(CHI_OUT).with_devices(2))
         .threads(2)
         .build()
         .unwrap();
@@ -164,11 +161,9 @@ fn on_a_slow_disk_prefetching_beats_fetching_on_demand() {
     let scratch = tempfile::tempdir().unwrap();
     let (device, host) = budgets_for_every_tier(&stack, scratch.path(), None);
     let wall = |prefetch| {
-        let tiering = Tiering {
-            prefetch,
-            disk_rates: DiskRates::both(Bandwidth(2e6)),
-            ..Tiering::default()
-        };
+        let tiering = Tiering::default()
+            .with_prefetch(prefetch)
+            .with_disk_rates(DiskRates::both(Bandwidth(2e6)));
         let engine = engine_with(device, host, scratch.path(), None, tiering);
         let (graph, _) = engine.prepare(&stack.shape()).unwrap();
         engine.simulate(&graph, &machine()).unwrap().0
@@ -372,13 +367,8 @@ fn is_compute(event: &serde_json::Value) -> bool {
 #[test]
 fn an_oversampled_run_is_simulated_with_its_rounding_sweep_at_the_qr_rate() {
     let stack = problem();
-    let options = srcflow::Options {
-        graph: srcflow::graph::GraphOptions {
-            oversample: 1.5,
-            ..srcflow::graph::GraphOptions::new(CHI_OUT)
-        },
-        ..srcflow::Options::new(CHI_OUT)
-    };
+    let options = srcflow::Options::new(CHI_OUT)
+        .with_graph(srcflow::graph::GraphOptions::new(CHI_OUT).with_oversample(1.5));
     let engine = srcflow::Engine::new(options).unwrap();
     let (graph, _) = engine.prepare(&stack.shape()).unwrap();
     let mut model = machine();

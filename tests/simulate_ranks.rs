@@ -32,14 +32,9 @@ fn problem() -> Stack {
 }
 
 fn options() -> Options {
-    Options {
-        graph: GraphOptions {
-            devices: DEVICES,
-            ..GraphOptions::new(CHI_OUT)
-        },
-        threads: DEVICES,
-        ..Options::new(CHI_OUT)
-    }
+    Options::new(CHI_OUT)
+        .with_graph(GraphOptions::new(CHI_OUT).with_devices(DEVICES))
+        .with_threads(DEVICES)
 }
 
 /// A machine computing at 10 GFLOP/s and moving 1 GB/s on every lane, with a network of
@@ -317,10 +312,7 @@ fn the_simulated_exchanges_are_those_a_run_of_as_many_ranks_makes() {
             .map(|transport| {
                 let stack = &stack;
                 scope.spawn(move || {
-                    let options = Options {
-                        threads: 2,
-                        ..options()
-                    };
+                    let options = options().with_threads(2);
                     let engine = EngineBuilder::new(options).ranks(transport).build();
                     engine.and_then(|e| e.run(stack)).unwrap()
                 })

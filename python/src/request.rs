@@ -130,19 +130,16 @@ impl Request {
     /// The engine this call asks for, before its progress and cancellation are set.
     pub fn engine(&self) -> Result<EngineBuilder> {
         let dtype: DType = self.dtype.parse().map_err(|e| bad_argument("dtype", e))?;
-        let options = Options {
-            graph: GraphOptions {
-                chi_out: self.chi_out,
-                batch_cols: self.batch_cols,
-                cutoff: self.cutoff,
-                oversample: self.oversample,
-                dtype: Some(dtype),
-                devices: self.devices.len(),
-                fold: true,
-            },
-            seed: self.run_seed(),
-            threads: self.threads.unwrap_or(0),
-        };
+        let graph = GraphOptions::new(self.chi_out)
+            .with_cutoff(self.cutoff)
+            .with_oversample(self.oversample)
+            .with_dtype(dtype)
+            .with_devices(self.devices.len())
+            .with_batch_cols(self.batch_cols);
+        let options = Options::new(self.chi_out)
+            .with_graph(graph)
+            .with_seed(self.run_seed())
+            .with_threads(self.threads.unwrap_or(0));
         let backend: BackendKind = self.backend.parse()?;
         let builder = EngineBuilder::new(options)
             .backend(backend)
@@ -186,10 +183,8 @@ impl Request {
             Some(text) => text.parse::<Prefetch>()?,
             None => Prefetch::default(),
         };
-        Ok(Tiering {
-            budgets: Some(budgets),
-            prefetch: Arc::new(prefetch),
-            ..Tiering::default()
-        })
+        Ok(Tiering::default()
+            .with_budgets(budgets)
+            .with_prefetch(Arc::new(prefetch)))
     }
 }

@@ -66,13 +66,8 @@ pub fn run(verbose: bool) -> Result<()> {
 
 /// The default problem's output with `--oversample` [`OVERSAMPLE`].
 fn oversampled(stack: &Stack) -> Result<Train> {
-    let options = Options {
-        graph: GraphOptions {
-            oversample: OVERSAMPLE,
-            ..GraphOptions::new(CHI_OUT)
-        },
-        ..Options::new(CHI_OUT)
-    };
+    let options =
+        Options::new(CHI_OUT).with_graph(GraphOptions::new(CHI_OUT).with_oversample(OVERSAMPLE));
     Ok(engine(options)?.run(stack)?.output)
 }
 

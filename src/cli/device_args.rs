@@ -38,12 +38,12 @@ impl DeviceArgs {
                 self.recovery_budget
             )));
         }
-        Ok(DeviceOptions {
-            fragment: self.fragment.map(|size| size.0),
-            inject_oom: self.inject_oom,
-            inject_failure: self.inject_device_failure,
-            capacity_schedule: self.shrink_device.unwrap_or_default(),
-            recovery_budget: self.recovery_budget,
-        })
+        let mut device = DeviceOptions::default();
+        device.fragment = self.fragment.map(|size| size.0);
+        device.inject_oom = self.inject_oom;
+        device.inject_failure = self.inject_device_failure;
+        device.capacity_schedule = self.shrink_device.unwrap_or_default();
+        device.recovery_budget = self.recovery_budget;
+        Ok(device)
     }
 }

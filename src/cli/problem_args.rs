@@ -66,19 +66,17 @@ impl ProblemArgs {
         if self.conj {
             problem = problem.conjugating_bra()?;
         }
-        let options = Options {
-            graph: GraphOptions {
-                chi_out: self.chi_out,
-                batch_cols: self.batch_cols,
-                cutoff: self.cutoff,
-                oversample: self.oversample,
-                dtype: self.dtype,
-                devices: self.devices.count(),
-                fold: !self.no_fold,
-            },
-            seed,
-            threads,
-        };
+        let graph = GraphOptions::new(self.chi_out)
+            .with_cutoff(self.cutoff)
+            .with_oversample(self.oversample)
+            .with_devices(self.devices.count())
+            .with_fold(!self.no_fold)
+            .with_batch_cols(self.batch_cols)
+            .with_dtype(self.dtype);
+        let options = Options::new(self.chi_out)
+            .with_graph(graph)
+            .with_seed(seed)
+            .with_threads(threads);
         let engine = EngineBuilder::new(options)
             .session(super::process_session::session())
             .backend(self.backend)

@@ -39,13 +39,13 @@ pub struct TieringArgs {
 impl TieringArgs {
     /// Resolves the budgets (detecting what was left out) into the engine's tiering choices.
     pub fn resolve(self) -> Result<Tiering> {
-        Ok(Tiering {
-            budgets: Some(self.budgets.resolve()?),
-            prefetch: Arc::new(self.prefetch),
-            disk_rates: self.disk_bandwidth.unwrap_or_default(),
-            disk_fault: self.inject_disk_error,
-            kill: self.inject_kill.map(Arc::new),
-            device: self.device.resolve()?,
-        })
+        let mut tiering = Tiering::default()
+            .with_budgets(self.budgets.resolve()?)
+            .with_prefetch(Arc::new(self.prefetch))
+            .with_device(self.device.resolve()?);
+        tiering.disk_rates = self.disk_bandwidth.unwrap_or_default();
+        tiering.disk_fault = self.inject_disk_error;
+        tiering.kill = self.inject_kill.map(Arc::new);
+        Ok(tiering)
     }
 }

@@ -50,13 +50,8 @@ pub fn engine_with(
 
 /// χ̄ = [`CHI_OUT`] with `batch` columns per task.
 pub fn options(batch: Option<usize>) -> Options {
-    Options {
-        graph: srcflow::graph::GraphOptions {
-            batch_cols: batch,
-            ..srcflow::graph::GraphOptions::new(CHI_OUT)
-        },
-        ..Options::new(CHI_OUT)
-    }
+    Options::new(CHI_OUT)
+        .with_graph(srcflow::graph::GraphOptions::new(CHI_OUT).with_batch_cols(batch))
 }
 
 /// An engine running `options` with budgets `device` and `host` (disk unlimited), scratch
@@ -81,17 +76,8 @@ pub fn builder_for(
     scratch: &Path,
     tiering: Tiering,
 ) -> srcflow::EngineBuilder {
-    let budgets = Budgets {
-        device,
-        host,
-        disk: PLENTY,
-        scratch_dir: scratch.to_path_buf(),
-        device_follows_host: false,
-    };
-    srcflow::EngineBuilder::new(options).tiering(Tiering {
-        budgets: Some(budgets),
-        ..tiering
-    })
+    let budgets = Budgets::new(device, host, PLENTY, scratch.to_path_buf());
+    srcflow::EngineBuilder::new(options).tiering(tiering.with_budgets(budgets))
 }
 
 /// The plan `engine` makes for `stack`.

@@ -7,6 +7,7 @@ use crate::train::StackShape;
 
 /// Choices that shape the graph.
 #[derive(Clone, Copy, Debug, PartialEq)]
+#[non_exhaustive]
 pub struct GraphOptions {
     /// Output bond cap χ̄.
     pub chi_out: usize,
@@ -39,6 +40,43 @@ impl GraphOptions {
             devices: 1,
             fold: true,
         }
+    }
+
+    /// These options with `cols` sketch columns per env/sketch task (`None`: all in one).
+    pub fn with_batch_cols(self, cols: impl Into<Option<usize>>) -> Self {
+        GraphOptions {
+            batch_cols: cols.into(),
+            ..self
+        }
+    }
+
+    /// These options with relative singular-value cutoff `cutoff`.
+    pub fn with_cutoff(self, cutoff: f64) -> Self {
+        GraphOptions { cutoff, ..self }
+    }
+
+    /// These options sketching `⌈oversample · χ̄⌉` columns.
+    pub fn with_oversample(self, oversample: f64) -> Self {
+        GraphOptions { oversample, ..self }
+    }
+
+    /// These options computing in `dtype` whatever the layers' types (`None`: the layers'
+    /// types promoted).
+    pub fn with_dtype(self, dtype: impl Into<Option<DType>>) -> Self {
+        GraphOptions {
+            dtype: dtype.into(),
+            ..self
+        }
+    }
+
+    /// These options sharing the sweep between `devices` devices.
+    pub fn with_devices(self, devices: usize) -> Self {
+        GraphOptions { devices, ..self }
+    }
+
+    /// These options folding each site's cores where that saves flops (`true`) or never.
+    pub fn with_fold(self, fold: bool) -> Self {
+        GraphOptions { fold, ..self }
     }
 
     /// Checks every choice; the error names the option and the value found.

@@ -68,10 +68,7 @@ mod tests {
 
     /// Compressing a 6-site MPS of bond 8 and physical leg 2 to χ̄ = 8, in column batches of 4.
     fn graph() -> SweepGraph {
-        let options = GraphOptions {
-            batch_cols: Some(4),
-            ..GraphOptions::new(8)
-        };
+        let options = GraphOptions::new(8).with_batch_cols(4);
         SweepGraph::build(&test_shapes::mps(6, 8, 2), &options).unwrap()
     }
 

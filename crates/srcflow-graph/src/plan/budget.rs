@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 
 /// The memory and disk a run may use, in bytes, and where its scratch files go.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
 pub struct Budgets {
     /// Device memory per device (on the CPU backend: an arena carved out of host memory).
     pub device: u64,
@@ -23,6 +24,18 @@ pub struct Budgets {
 }
 
 impl Budgets {
+    /// Budgets of `device` bytes per device, `host` bytes of host memory and `disk` bytes of
+    /// scratch disk under the folder `scratch_dir`, all given (none detected).
+    pub fn new(device: u64, host: u64, disk: u64, scratch_dir: PathBuf) -> Budgets {
+        Budgets {
+            device,
+            host,
+            disk,
+            scratch_dir,
+            device_follows_host: false,
+        }
+    }
+
     /// Budgets with every size left out (`None`) taken from what this machine has now: host
     /// memory 90 % of `MemAvailable`, device memory the host budget, disk 95 % of the free space
     /// under the scratch directory (`$TMPDIR`, else `/tmp`, when none is given). A scratch

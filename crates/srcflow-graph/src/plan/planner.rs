@@ -106,11 +106,7 @@ pub fn plan(request: &PlanRequest) -> Result<(Plan, SweepGraph)> {
     };
     let mut refusal: Option<Refusal> = None;
     for (tried, batch) in candidates.into_iter().enumerate() {
-        let options = GraphOptions {
-            batch_cols: Some(batch),
-            fold: false,
-            ..request.graph
-        };
+        let options = request.graph.with_batch_cols(batch).with_fold(false);
         let graph = SweepGraph::build(request.stack, &options)?;
         let found = match place(request, &graph, batch) {
             Ok(found) if request.graph.fold => folded_if_free(request, options, found),
@@ -162,10 +158,7 @@ fn folded_if_free(
     options: GraphOptions,
     unfolded: (Plan, SweepGraph),
 ) -> ((Plan, SweepGraph), Option<Plan>) {
-    let options = GraphOptions {
-        fold: true,
-        ..options
-    };
+    let options = options.with_fold(true);
     let Ok(graph) = SweepGraph::build(request.stack, &options) else {
         return (unfolded, None);
     };

@@ -5,6 +5,7 @@ use super::{CapacitySchedule, DeviceFault, OomFault};
 
 /// The device's faults and the governor's recovery budget.
 #[derive(Clone, Debug)]
+#[non_exhaustive]
 pub struct DeviceOptions {
     /// Pre-fragments the device into pinned segments of this many bytes (`--fragment`).
     pub fragment: Option<u64>,
@@ -27,6 +28,49 @@ impl Default for DeviceOptions {
             inject_failure: None,
             capacity_schedule: CapacitySchedule::default(),
             recovery_budget: 0.05,
+        }
+    }
+}
+
+impl DeviceOptions {
+    /// These options with the device pre-fragmented into pinned segments of `bytes` (`None`:
+    /// not fragmented).
+    pub fn with_fragment(self, bytes: impl Into<Option<u64>>) -> Self {
+        DeviceOptions {
+            fragment: bytes.into(),
+            ..self
+        }
+    }
+
+    /// These options failing a fraction of device allocations as `fault` says.
+    pub fn with_inject_oom(self, fault: impl Into<Option<OomFault>>) -> Self {
+        DeviceOptions {
+            inject_oom: fault.into(),
+            ..self
+        }
+    }
+
+    /// These options failing one compute task of one device as `fault` says.
+    pub fn with_inject_failure(self, fault: impl Into<Option<DeviceFault>>) -> Self {
+        DeviceOptions {
+            inject_failure: fault.into(),
+            ..self
+        }
+    }
+
+    /// These options changing the device's capacity as `schedule` says.
+    pub fn with_capacity_schedule(self, schedule: CapacitySchedule) -> Self {
+        DeviceOptions {
+            capacity_schedule: schedule,
+            ..self
+        }
+    }
+
+    /// These options with recovery budget `fraction` of the compute time done so far.
+    pub fn with_recovery_budget(self, fraction: f64) -> Self {
+        DeviceOptions {
+            recovery_budget: fraction,
+            ..self
         }
     }
 }

@@ -4,6 +4,7 @@ use crate::graph::GraphOptions;
 
 /// What a user chooses for one SRC run: the graph's shape, the sketches' seed and the threads.
 #[derive(Clone, Copy, Debug, PartialEq)]
+#[non_exhaustive]
 pub struct Options {
     /// The choices that shape the sweep graph: χ̄, batches, cutoff, oversampling, element
     /// type, devices, folding.
@@ -23,5 +24,20 @@ impl Options {
             seed: 0,
             threads: 0,
         }
+    }
+
+    /// These options with the graph's choices `graph`.
+    pub fn with_graph(self, graph: GraphOptions) -> Self {
+        Options { graph, ..self }
+    }
+
+    /// These options with the test matrices' seed `seed`.
+    pub fn with_seed(self, seed: u64) -> Self {
+        Options { seed, ..self }
+    }
+
+    /// These options with `threads` worker threads (0: one per core).
+    pub fn with_threads(self, threads: usize) -> Self {
+        Options { threads, ..self }
     }
 }

@@ -11,6 +11,7 @@ use std::sync::Arc;
 /// Out-of-core choices of a run. The default plans nothing: every environment stays on the
 /// device, as for problems that fit.
 #[derive(Debug)]
+#[non_exhaustive]
 pub struct Tiering {
     /// Budgets to plan for; `None` keeps every environment on the device without planning.
     pub budgets: Option<Budgets>,
@@ -35,6 +36,50 @@ impl Default for Tiering {
             disk_fault: None,
             kill: None,
             device: DeviceOptions::default(),
+        }
+    }
+}
+
+impl Tiering {
+    /// This tiering planned for `budgets` (`None`: nothing planned).
+    pub fn with_budgets(self, budgets: impl Into<Option<Budgets>>) -> Self {
+        Tiering {
+            budgets: budgets.into(),
+            ..self
+        }
+    }
+
+    /// This tiering with fetches started by `prefetch`.
+    pub fn with_prefetch(self, prefetch: Arc<dyn PrefetchPolicy>) -> Self {
+        Tiering { prefetch, ..self }
+    }
+
+    /// This tiering with the device set up by `device`.
+    pub fn with_device(self, device: DeviceOptions) -> Self {
+        Tiering { device, ..self }
+    }
+
+    /// This tiering with the disk lanes capped at `rates`.
+    pub fn with_disk_rates(self, rates: DiskRates) -> Self {
+        Tiering {
+            disk_rates: rates,
+            ..self
+        }
+    }
+
+    /// This tiering making a scratch write fail as `fault` says.
+    pub fn with_disk_fault(self, fault: impl Into<Option<DiskFault>>) -> Self {
+        Tiering {
+            disk_fault: fault.into(),
+            ..self
+        }
+    }
+
+    /// This tiering killing the process as `kill` says.
+    pub fn with_kill(self, kill: impl Into<Option<Arc<KillFault>>>) -> Self {
+        Tiering {
+            kill: kill.into(),
+            ..self
         }
     }
 }

@@ -73,13 +73,7 @@ mod tests {
             ..ProblemSpec::default()
         };
         let stack = generate(ProblemKind::Random, &spec).unwrap().shape();
-        let options = Options {
-            graph: GraphOptions {
-                devices: 2,
-                ..GraphOptions::new(16)
-            },
-            ..Options::new(16)
-        };
+        let options = Options::new(16).with_graph(GraphOptions::new(16).with_devices(2));
         let graph = SweepGraph::build(&stack, &options.graph).unwrap();
         let ranked = crate::ranks::across_nodes(&graph, 2).unwrap();
         let mut machine: MachineModel = serde_json::from_str(include_str!(concat!(
