@@ -566,7 +566,7 @@ fn task_where(graph: &SweepGraph, pick: impl Fn(&Task) -> bool) -> Task {
     graph
         .nodes_in_order()
         .into_iter()
-        .map(|n| Task::clone(&graph.graph[n]))
+        .map(|n| Task::clone(&graph[n]))
         .find(|t| pick(t))
         .expect("the graph has such a task")
 }
@@ -710,8 +710,7 @@ fn sketch_fold_project_and_first_match_the_plain_contraction() {
 /// The first task of `graph` doing `op` at `site`, if any.
 fn find_task(graph: &SweepGraph, op: Op, site: usize) -> Option<Task> {
     graph
-        .graph
-        .node_weights()
+        .tasks()
         .find(|t| t.op == op && t.site == site)
         .map(|t| Task::clone(t))
 }

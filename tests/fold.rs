@@ -20,11 +20,7 @@ fn stack(trains: Vec<Train>) -> Stack {
 }
 
 fn folds(graph: &SweepGraph) -> usize {
-    graph
-        .graph
-        .node_weights()
-        .filter(|t| t.op == Op::Fold)
-        .count()
+    graph.tasks().filter(|t| t.op == Op::Fold).count()
 }
 
 #[test]

@@ -32,11 +32,7 @@ fn a_fragmented_run_shows_its_rewrites_in_the_graph_dump_the_trace_and_the_repor
     assert!(rewrites > 0, "{}", report["memory"]);
 
     let dumped = SweepGraph::from_json(&std::fs::read_to_string(&graph).unwrap(), &graph).unwrap();
-    let halves = dumped
-        .graph
-        .node_weights()
-        .filter(|t| t.within.is_some())
-        .count();
+    let halves = dumped.tasks().filter(|t| t.within.is_some()).count();
     assert!(
         halves as u64 > rewrites,
         "every rewrite leaves two half-batch nodes"

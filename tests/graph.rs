@@ -1,6 +1,5 @@
 //! The sweep graph: built from shapes, every task costed, exported and loaded back.
 
-use petgraph::algo::toposort;
 use srcflow::gen::{random_mpo, random_mps};
 use srcflow::graph::{DataId, GraphOptions, Op};
 use srcflow::{Layer, Stack, SweepGraph};
@@ -30,7 +29,7 @@ fn graph(batch_cols: Option<usize>) -> SweepGraph {
 #[test]
 fn every_site_gets_its_tasks_and_batches_split_the_columns() {
     let g = graph(Some(4));
-    let count = |op: Op| g.graph.node_weights().filter(|t| t.op == op).count();
+    let count = |op: Op| g.tasks().filter(|t| t.op == op).count();
     assert_eq!(count(Op::Env), 5 * 3, "5 environments in 3 column batches");
     assert_eq!(count(Op::Sketch), 5 * 3);
     assert_eq!(
@@ -40,8 +39,7 @@ fn every_site_gets_its_tasks_and_batches_split_the_columns() {
     for site in 1..6 {
         let rows = g.out_bonds[site - 1];
         let mut blocks: Vec<_> = g
-            .graph
-            .node_weights()
+            .tasks()
             .filter(|t| t.op == Op::Project && t.site == site)
             .map(|t| {
                 let whole = srcflow::graph::Cols {
@@ -64,8 +62,7 @@ fn every_site_gets_its_tasks_and_batches_split_the_columns() {
         assert!(blocks.iter().all(|(_, w)| (w.start, w.end) == (0, rows)));
     }
     let cols: Vec<_> = g
-        .graph
-        .node_weights()
+        .tasks()
         .filter(|t| t.op == Op::Env && t.site == 0)
         .map(|t| t.cols.unwrap())
         .collect();
@@ -74,12 +71,11 @@ fn every_site_gets_its_tasks_and_batches_split_the_columns() {
         vec![(0, 4), (4, 8), (8, 10)]
     );
     assert!(g
-        .graph
-        .node_weights()
+        .tasks()
         .filter(|t| t.op != Op::WriteSite && !matches!(t.op, Op::ReadSite { .. }))
         .all(|t| t.flops > 0.0));
-    assert!(g.graph.node_weights().all(|t| t.peak_bytes > 0));
-    assert!(toposort(&g.graph, None).is_ok(), "the graph has no cycle");
+    assert!(g.tasks().all(|t| t.peak_bytes > 0));
+    assert!(g.topological_order().is_some(), "the graph has no cycle");
 }
 
 #[test]
@@ -89,7 +85,7 @@ fn json_loads_back_to_the_same_graph_and_dot_names_every_task() {
     assert_eq!(back.to_json(), g.to_json());
     let dot = g.to_dot();
     assert!(dot.starts_with("digraph sweep {"));
-    assert_eq!(dot.matches("->").count(), g.graph.edge_count());
+    assert_eq!(dot.matches("->").count(), g.dependency_count());
     assert!(dot.contains("env(0, 0..10)") && dot.contains("first(0)"));
     assert!(
         SweepGraph::from_json("{\"graph\": 1}", Path::new("bad.json"))
@@ -112,7 +108,7 @@ fn placement_puts_spill_and_fetch_tasks_between_an_env_and_its_sketch() {
         Tier::Device,
     ];
     g.place_environments(&tiers).unwrap();
-    let count = |op: Op| g.graph.node_weights().filter(|t| t.op == op).count();
+    let count = |op: Op| g.tasks().filter(|t| t.op == op).count();
     assert_eq!(
         count(Op::Spill { to: Tier::Host }),
         2 * 3,
@@ -121,7 +117,7 @@ fn placement_puts_spill_and_fetch_tasks_between_an_env_and_its_sketch() {
     assert_eq!(count(Op::Spill { to: Tier::Disk }), 3);
     assert_eq!(count(Op::Fetch { from: Tier::Disk }), 3);
     assert_eq!(count(Op::Fetch { from: Tier::Host }), 2 * 3);
-    for task in g.graph.node_weights().filter(|t| t.op == Op::Sketch) {
+    for task in g.tasks().filter(|t| t.op == Op::Sketch) {
         let env = task.inputs[0];
         match task.site {
             1 | 2 => assert!(
@@ -137,9 +133,9 @@ fn placement_puts_spill_and_fetch_tasks_between_an_env_and_its_sketch() {
             _ => assert!(matches!(env, DataId::Env { .. }), "{task} reads {env}"),
         }
     }
-    let lanes: Vec<Lane> = g.graph.node_weights().map(|t| t.lane).collect();
+    let lanes: Vec<Lane> = g.tasks().map(|t| t.lane).collect();
     assert!(lanes.contains(&Lane::DiskRead) && lanes.contains(&Lane::Upload));
-    assert!(toposort(&g.graph, None).is_ok(), "still acyclic");
+    assert!(g.topological_order().is_some(), "still acyclic");
     let wrong = g.place_environments(&[Tier::Host]).unwrap_err().to_string();
     assert!(
         wrong.contains("1 environment tiers") && wrong.contains("5 environments"),
@@ -156,7 +152,7 @@ fn an_oversampled_graph_sketches_wider_and_ends_with_a_rounding_sweep() {
     let options = GraphOptions::new(10).with_oversample(1.5);
     let g = SweepGraph::build(&stack, &options).unwrap();
     assert_eq!((g.sketch, g.chi_out), (15, 10));
-    let count = |op: Op| g.graph.node_weights().filter(|t| t.op == op).count();
+    let count = |op: Op| g.tasks().filter(|t| t.op == op).count();
     assert_eq!(count(Op::Round), 6);
     assert_eq!(
         count(Op::StoreDraft),
@@ -165,14 +161,14 @@ fn an_oversampled_graph_sketches_wider_and_ends_with_a_rounding_sweep() {
     );
     assert_eq!(count(Op::LoadDraft), 5);
     assert_eq!(count(Op::WriteSite), 6);
-    for task in g.graph.node_weights().filter(|t| t.op == Op::WriteSite) {
+    for task in g.tasks().filter(|t| t.op == Op::WriteSite) {
         assert_eq!(task.inputs, vec![DataId::Rounded { site: task.site }]);
     }
     let order: Vec<usize> = g
         .nodes_in_order()
         .into_iter()
-        .filter(|&n| g.graph[n].op == Op::Round)
-        .map(|n| g.graph[n].site)
+        .filter(|&n| g[n].op == Op::Round)
+        .map(|n| g[n].site)
         .collect();
     assert_eq!(
         order,
@@ -180,13 +176,6 @@ fn an_oversampled_graph_sketches_wider_and_ends_with_a_rounding_sweep() {
         "the rounding runs left to right"
     );
     let back = SweepGraph::from_json(&g.to_json(), Path::new("graph.json")).unwrap();
-    assert_eq!(back.graph.node_count(), g.graph.node_count());
-    assert_eq!(
-        plain
-            .graph
-            .node_weights()
-            .filter(|t| t.op == Op::Round)
-            .count(),
-        0
-    );
+    assert_eq!(back.task_count(), g.task_count());
+    assert_eq!(plain.tasks().filter(|t| t.op == Op::Round).count(), 0);
 }

@@ -92,7 +92,7 @@ fn the_graph_gives_each_device_its_columns_and_gathers_for_one_qr() {
     let shape = stack().shape();
     let options = GraphOptions::new(13).with_devices(3).with_batch_cols(2);
     let graph = SweepGraph::build(&shape, &options).unwrap();
-    let tasks: Vec<_> = graph.graph.node_weights().collect();
+    let tasks: Vec<_> = graph.tasks().collect();
     for device in 0..3 {
         let owned = graph.device_cols(device);
         for task in tasks

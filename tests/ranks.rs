@@ -219,12 +219,8 @@ fn rank_0_joins_every_ranks_trace_into_one() {
 fn a_half_feeds_a_send(run: &Run) -> bool {
     let graph = run.log.as_ref().and_then(|l| l.graph_after.as_ref());
     graph.is_some_and(|g| {
-        g.graph.node_indices().any(|n| {
-            g.graph[n].within.is_some()
-                && g.graph
-                    .neighbors_directed(n, petgraph::Direction::Outgoing)
-                    .any(|next| g.graph[next].op == Op::Send)
-        })
+        g.task_ids()
+            .any(|n| g[n].within.is_some() && g.successors(n).any(|next| g[next].op == Op::Send))
     })
 }
 
@@ -335,11 +331,8 @@ fn each_exchange_needs_only_values_of_earlier_exchanges() {
                 let mut ancestors = value.makers.clone();
                 let mut seen = HashSet::new();
                 while let Some(node) = ancestors.pop() {
-                    for edge in whole
-                        .graph
-                        .edges_directed(node, petgraph::Direction::Incoming)
-                    {
-                        let id = *edge.weight();
+                    for edge in whole.incoming(node) {
+                        let id = edge.data;
                         let is_crossing = plan
                             .exchanges
                             .iter()
@@ -349,8 +342,8 @@ fn each_exchange_needs_only_values_of_earlier_exchanges() {
                             "{} needs {id} first",
                             value.id
                         );
-                        if seen.insert(petgraph::visit::EdgeRef::source(&edge)) {
-                            ancestors.push(petgraph::visit::EdgeRef::source(&edge));
+                        if seen.insert(edge.from) {
+                            ancestors.push(edge.from);
                         }
                     }
                 }
@@ -365,16 +358,16 @@ fn a_gathers_root_receives_once_it_has_computed_its_own_part() {
     for (ranks, devices) in [(2, 2), (3, 4)] {
         let whole = graph(&mpo_mps(), devices, 2);
         let root = RankGraph::of(&whole, RankLayout::new(0, ranks, devices).unwrap(), true);
-        let g = &root.graph.graph;
-        assert!(petgraph::algo::toposort(g, None).is_ok(), "a cycle");
+        let g = &root.graph;
+        assert!(g.topological_order().is_some(), "a cycle");
         let mut receives = 0;
-        for node in g.node_indices().filter(|&n| g[n].op == Op::Receive) {
+        for node in g.task_ids().filter(|&n| g[n].op == Op::Receive) {
             let DataId::Sketch { site, .. } = g[node].outputs[0] else {
                 continue;
             };
             receives += 1;
             let after_own_sketch = g
-                .neighbors_directed(node, petgraph::Direction::Incoming)
+                .predecessors(node)
                 .any(|maker| g[maker].op == Op::Sketch && g[maker].site == site);
             assert!(after_own_sketch, "{} waits for nothing", g[node]);
         }
@@ -393,7 +386,7 @@ fn rank_graphs_keep_their_devices_tasks_and_pair_every_send_with_receives() {
         let layout = RankLayout::new(rank, ranks, devices).unwrap();
         let part = RankGraph::of(&whole, layout, true);
         let own = layout.devices_of(rank, devices);
-        for task in part.graph.graph.node_weights() {
+        for task in part.graph.tasks() {
             match task.op {
                 Op::Send => assert!(sent.insert(task.inputs[0])),
                 Op::Receive => {
@@ -409,11 +402,10 @@ fn rank_graphs_keep_their_devices_tasks_and_pair_every_send_with_receives() {
         }
         let made: HashSet<DataId> = part
             .graph
-            .graph
-            .node_weights()
+            .tasks()
             .flat_map(|t| t.outputs.iter().copied())
             .collect();
-        for task in part.graph.graph.node_weights() {
+        for task in part.graph.tasks() {
             for id in &task.inputs {
                 assert!(
                     made.contains(id),
@@ -438,22 +430,16 @@ fn rank_graphs_keep_their_devices_tasks_and_pair_every_send_with_receives() {
         // Devices with memory of their own all-gather S's parts on the device.
         let on_devices = RankGraph::of(&whole, layout, false);
         assert!(on_devices.exchanges.iter().all(|e| e.in_place.is_none()));
-        let all_gathers = |g: &SweepGraph| {
-            g.graph
-                .node_weights()
-                .filter(|t| t.op == Op::AllGather)
-                .count()
-        };
+        let all_gathers = |g: &SweepGraph| g.tasks().filter(|t| t.op == Op::AllGather).count();
         assert!(all_gathers(&on_devices.graph) > all_gathers(&part.graph));
     }
     let inputs = whole
-        .graph
-        .node_weights()
+        .tasks()
         .filter(|t| matches!(t.op, Op::ReadSite { .. } | Op::UploadPart))
         .count();
     assert_eq!(
         tasks + inputs,
-        whole.graph.node_count(),
+        whole.task_count(),
         "every task but the inputs' runs on one rank"
     );
     assert_eq!(sent, received);

@@ -36,10 +36,7 @@ fn machine() -> MachineModel {
 /// their shape, with 1 ms per task and 1 ns per byte permuted, fitted to the env tasks of
 /// `graph` timed so.
 fn shape_model(graph: &srcflow::graph::SweepGraph, threads: usize, gflops: f64) -> ComputeModel {
-    let env = graph
-        .graph
-        .node_weights()
-        .filter(|t| t.op == srcflow::graph::Op::Env);
+    let env = graph.tasks().filter(|t| t.op == srcflow::graph::Op::Env);
     let tasks: Vec<Observation> = env
         .map(|t| Observation {
             kernel: "env".into(),
@@ -57,11 +54,7 @@ fn an_in_memory_run_takes_the_modelled_compute_time() {
     let engine = engine(PLENTY, PLENTY, scratch.path(), None);
     let (graph, _) = engine.prepare(&stack.shape()).unwrap();
     let (report, log) = engine.simulate(&graph, &machine()).unwrap();
-    let compute: Vec<_> = graph
-        .graph
-        .node_weights()
-        .filter(|t| t.lane == Lane::Compute)
-        .collect();
+    let compute: Vec<_> = graph.tasks().filter(|t| t.lane == Lane::Compute).collect();
     let modelled: f64 = compute.iter().map(|t| 1e-4 + t.flops / 10e9).sum();
     let rounding = 1e-9 * compute.len() as f64;
     assert!(
@@ -70,7 +63,7 @@ fn an_in_memory_run_takes_the_modelled_compute_time() {
         report.compute_busy_s
     );
     assert!(report.wall_s >= modelled && report.wall_s <= 1.2 * modelled);
-    assert_eq!(log.events.len(), graph.graph.node_count());
+    assert_eq!(log.events.len(), graph.task_count());
     assert_eq!(
         report.peak_rss_bytes, None,
         "the simulator's own memory is not the modelled run's"
@@ -92,7 +85,7 @@ fn checkpoint_writes_are_modelled_on_the_disk_write_lane() {
     assert_eq!(disk_writes(&plain), (0, 0.0));
     for every in [1, 4] {
         let checkpointed = graph.with_checkpoint_writes(every);
-        let writes = checkpointed.graph.node_weights();
+        let writes = checkpointed.tasks();
         let writes = writes.filter(|t| t.op == srcflow::graph::Op::Checkpoint);
         let written: u64 = writes.map(|t| t.moved_bytes).sum();
         let (report, log) = engine.simulate(&checkpointed, &machine()).unwrap();
@@ -119,10 +112,7 @@ fn a_shape_model_times_each_task_by_its_work_with_its_devices_thread_count() {
     };
     let (report, _) = engine.simulate(&graph, &model).unwrap();
     // Each of the two devices has one thread: its tasks take the one-thread model's time.
-    let compute = graph
-        .graph
-        .node_weights()
-        .filter(|t| t.lane == Lane::Compute);
+    let compute = graph.tasks().filter(|t| t.lane == Lane::Compute);
     let modelled: f64 = compute
         .map(|t| 1e-4 + one_thread.seconds(t.op.name(), &t.work))
         .sum();
@@ -375,8 +365,7 @@ fn an_oversampled_run_is_simulated_with_its_rounding_sweep_at_the_qr_rate() {
     model.gflops.insert("qr".into(), 5.0);
     let (report, log) = engine.simulate(&graph, &model).unwrap();
     let rounds: Vec<_> = graph
-        .graph
-        .node_weights()
+        .tasks()
         .filter(|t| t.op == srcflow::graph::Op::Round)
         .collect();
     assert_eq!(rounds.len(), 32);
@@ -386,7 +375,7 @@ fn an_oversampled_run_is_simulated_with_its_rounding_sweep_at_the_qr_rate() {
         (busy - modelled).abs() <= 1e-9 * 32.0,
         "round {busy} s, modelled {modelled} s"
     );
-    assert_eq!(log.events.len(), graph.graph.node_count());
+    assert_eq!(log.events.len(), graph.task_count());
 }
 
 #[test]

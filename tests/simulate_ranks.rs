@@ -87,9 +87,8 @@ fn values_cross_ranks_only_as_messages_and_every_rank_reads_its_own_inputs() {
         let whole = ranked(ranks).graph;
         assert_eq!(whole.ranks, ranks);
         let layout = RankLayout::new(0, ranks, DEVICES).unwrap();
-        for edge in whole.graph.edge_indices() {
-            let (from, to) = whole.graph.edge_endpoints(edge).unwrap();
-            let (from, to) = (&whole.graph[from], &whole.graph[to]);
+        for edge in whole.dependencies() {
+            let (from, to) = (&whole[edge.from], &whole[edge.to]);
             for task in [from, to] {
                 assert_eq!(task.rank, layout.owner(task.device, DEVICES), "{task}");
             }
@@ -105,20 +104,15 @@ fn values_cross_ranks_only_as_messages_and_every_rank_reads_its_own_inputs() {
         for rank in 0..ranks {
             let own = RankGraph::of(&alone, RankLayout::new(rank, ranks, DEVICES).unwrap(), true);
             let count = |graph: &SweepGraph, pick: &dyn Fn(&srcflow::graph::Task) -> bool| {
-                graph.graph.node_weights().filter(|t| pick(t)).count()
+                graph.tasks().filter(|t| pick(t)).count()
             };
-            let copied = |n: petgraph::stable_graph::NodeIndex| {
-                let task = &own.graph.graph[n];
-                let original = alone.graph.node_weight(n);
+            let copied = |n: srcflow::graph::TaskId| {
+                let task = &own.graph[n];
+                let original = alone.task(n);
                 brings_input(task)
                     && original.is_some_and(|t| layout.owner(t.device, DEVICES) != rank)
             };
-            let copies = own
-                .graph
-                .graph
-                .node_indices()
-                .filter(|&n| copied(n))
-                .count();
+            let copies = own.graph.task_ids().filter(|&n| copied(n)).count();
             let added = |t: &srcflow::graph::Task| t.rank == rank && brings_input(t);
             let inputs_here = count(&whole, &added);
             let inputs_own = count(&alone, &|t| {
@@ -148,7 +142,7 @@ fn values_cross_ranks_only_as_messages_and_every_rank_reads_its_own_inputs() {
             };
             for op in [Op::Send, Op::Receive] {
                 let here = count(&whole, &|t| t.op == op && t.rank == rank);
-                let tasks = own.graph.graph.node_weights().filter(|t| t.op == op);
+                let tasks = own.graph.tasks().filter(|t| t.op == op);
                 let there: usize = tasks.map(|t| messages(t)).sum();
                 assert_eq!(here, there, "rank {rank} of {ranks}: {op:?} tasks");
                 assert!(here > 0, "rank {rank} of {ranks} has no {op:?} task");
@@ -161,12 +155,11 @@ fn values_cross_ranks_only_as_messages_and_every_rank_reads_its_own_inputs() {
 fn a_half_batch_node_stays_on_its_rank() {
     let mut whole = ranked(2).graph;
     let sketch = whole
-        .graph
-        .node_indices()
-        .find(|&n| whole.graph[n].op == Op::Sketch && whole.graph[n].rank == 1)
+        .task_ids()
+        .find(|&n| whole[n].op == Op::Sketch && whole[n].rank == 1)
         .unwrap();
     for half in whole.split_in_halves(sketch).unwrap() {
-        assert_eq!(whole.graph[half].rank, 1);
+        assert_eq!(whole[half].rank, 1);
     }
 }
 
@@ -186,7 +179,7 @@ fn receives(log: &RunLog, rank: usize) -> Vec<(f64, f64, u64)> {
 fn each_rank_receives_one_message_at_a_time_at_the_models_bandwidth_and_latency() {
     let (network, latency) = (1e6, 1e-3);
     let (_, log, graph) = simulate(2, &machine(network, latency));
-    assert_eq!(log.events.len(), graph.graph.node_count());
+    assert_eq!(log.events.len(), graph.task_count());
     for rank in 0..2 {
         let received = receives(&log, rank);
         assert!(!received.is_empty());
@@ -229,11 +222,7 @@ fn values_are_copied_on_the_host_as_the_transport_copies_them() {
     // rank's devices one receive task makes.
     let alone = SweepGraph::build(&problem().shape(), &options().graph).unwrap();
     let rank_0 = RankGraph::of(&alone, RankLayout::new(0, 2, DEVICES).unwrap(), true);
-    let receives = rank_0
-        .graph
-        .graph
-        .node_weights()
-        .filter(|t| t.op == Op::Receive);
+    let receives = rank_0.graph.tasks().filter(|t| t.op == Op::Receive);
     let in_place_s: Vec<Shared> = receives
         .filter_map(|t| match t.outputs.first() {
             Some(&DataId::Replica { of, .. }) => Some(of),
@@ -249,7 +238,7 @@ fn values_are_copied_on_the_host_as_the_transport_copies_them() {
         let (_, log, whole) = simulate(2, model);
         let mut timed = BTreeMap::<(String, bool), usize>::new();
         for e in &log.events {
-            let task = &whole.graph[e.node];
+            let task = &whole[e.node];
             let bytes = task.moved_bytes as f64;
             let value = match e.op {
                 Op::Receive | Op::Send => task.inputs.first(),
@@ -426,7 +415,7 @@ fn the_checkpoint_writes_of_ranks_are_modelled_on_each_rank_s_disk() {
     let graph = SweepGraph::build(&problem().shape(), &options().graph).unwrap();
     let plain = across_nodes(&graph, 2).unwrap();
     let checkpointed = across_nodes(&graph.with_checkpoint_writes(1), 2).unwrap();
-    let writes = checkpointed.graph.graph.node_weights();
+    let writes = checkpointed.graph.tasks();
     let writes: Vec<_> = writes.filter(|t| t.op == Op::Checkpoint).collect();
     let ranks: std::collections::BTreeSet<usize> = writes.iter().map(|t| t.rank).collect();
     assert_eq!(ranks, [0, 1].into(), "every rank writes its own values");

@@ -117,8 +117,7 @@ pub fn graph(py: Python<'_>, request: Request, session: &Session) -> PyResult<(S
     let prepared = engine.prepared(&given.into_ket_form()).map_err(to_python)?;
     let (graph, plan) = (&*prepared.graph, &prepared.plan);
     let tasks: Vec<_> = graph
-        .graph
-        .node_weights()
+        .tasks()
         .map(|task| {
             json!({
                 "op": task.op.name(),

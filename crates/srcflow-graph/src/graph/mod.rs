@@ -12,6 +12,8 @@ mod placement;
 mod sizes;
 mod split;
 mod task;
+mod task_id;
+mod tasks;
 #[cfg(test)]
 pub(crate) mod test_shapes;
 mod unfold;
@@ -22,10 +24,12 @@ pub use devices::share;
 pub use kernel::KernelValues;
 pub use options::GraphOptions;
 pub use task::{Lane, LaneId, Op, Task};
+pub use task_id::TaskId;
+pub use tasks::Dependency;
 
 use crate::tensor::DType;
 use crate::train::{Kind, StackShape};
-use petgraph::stable_graph::{NodeIndex, StableDiGraph};
+use petgraph::stable_graph::StableDiGraph;
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 
@@ -35,8 +39,9 @@ use std::sync::Arc;
 /// it. A stable graph keeps node indices valid when nodes are added or removed.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct SweepGraph {
-    /// Tasks (nodes) and the data they pass (edges).
-    pub graph: StableDiGraph<Arc<Task>, DataId>,
+    /// Tasks (nodes) and the data they pass (edges); read and rewritten through
+    /// [`SweepGraph::tasks`], [`SweepGraph::dependencies`] and the other methods of `tasks.rs`.
+    pub(crate) graph: StableDiGraph<Arc<Task>, DataId>,
     /// The stack the graph computes.
     pub stack: StackShape,
     /// Output bond cap χ̄: the one asked for, or the largest rank the product can have at
@@ -101,10 +106,10 @@ impl SweepGraph {
         self.stack.output_kind()
     }
 
-    /// Node indices in a valid execution order (by sweep step, then creation).
-    pub fn nodes_in_order(&self) -> Vec<NodeIndex> {
-        let mut nodes: Vec<NodeIndex> = self.graph.node_indices().collect();
-        nodes.sort_by_key(|&n| (self.graph[n].step, n.index()));
+    /// Task ids in a valid execution order (by sweep step, then creation).
+    pub fn nodes_in_order(&self) -> Vec<TaskId> {
+        let mut nodes: Vec<TaskId> = self.task_ids().collect();
+        nodes.sort_by_key(|&n| (self[n].step, n.index()));
         nodes
     }
 

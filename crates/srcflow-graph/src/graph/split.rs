@@ -3,7 +3,7 @@
 //! batch does not fit the device). The batch of env and sketch tasks is their sketch columns;
 //! that of a project task is the rows of its basis, which are the rows of the S it makes.
 
-use super::{Cols, DataId, Op, SweepGraph, Task};
+use super::{Cols, DataId, Op, SweepGraph, Task, TaskId};
 use crate::error::{Error, Result};
 use petgraph::stable_graph::NodeIndex;
 use petgraph::visit::EdgeRef;
@@ -25,15 +25,16 @@ impl SweepGraph {
     }
 
     /// True when `node` has a batch of at least two to split.
-    pub fn can_split(&self, node: NodeIndex) -> bool {
-        self.batch_of(&self.graph[node])
+    pub fn can_split(&self, node: TaskId) -> bool {
+        self.batch_of(&self[node])
             .is_some_and(|cols| cols.len() > 1)
     }
 
     /// Replaces `node` by two nodes over the two halves of its columns; returns them. Both read
     /// what it read and write slices of its output (the whole batch is kept in
     /// [`Task::within`]), so its consumers now wait for both and read one joined value.
-    pub fn split_in_halves(&mut self, node: NodeIndex) -> Result<[NodeIndex; 2]> {
+    pub fn split_in_halves(&mut self, node: TaskId) -> Result<[TaskId; 2]> {
+        let node = node.0;
         let task = self.graph[node].clone();
         let cols = self
             .batch_of(&task)
@@ -87,15 +88,13 @@ impl SweepGraph {
             }
             *slot = part;
         }
-        Ok(nodes)
+        Ok(nodes.map(TaskId))
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use crate::graph::{test_shapes, GraphOptions, Op, SweepGraph};
-    use petgraph::stable_graph::NodeIndex;
-    use petgraph::Direction;
+    use crate::graph::{test_shapes, GraphOptions, Op, SweepGraph, TaskId};
 
     /// The graph of compressing a 7-site MPS of bond 8 (ranks up to 8) to χ̄ = 8 in one batch.
     fn graph() -> SweepGraph {
@@ -103,8 +102,8 @@ mod tests {
     }
 
     /// The first node whose task `pick` selects.
-    fn node(g: &SweepGraph, pick: impl Fn(&crate::graph::Task) -> bool) -> NodeIndex {
-        g.graph.node_indices().find(|&n| pick(&g.graph[n])).unwrap()
+    fn node(g: &SweepGraph, pick: impl Fn(&crate::graph::Task) -> bool) -> TaskId {
+        g.task_ids().find(|&n| pick(&g[n])).unwrap()
     }
 
     #[test]
@@ -112,35 +111,22 @@ mod tests {
         let mut g = graph();
         let env = node(&g, |t| t.op == Op::Env && t.site == 1);
         let (flops, preds, succs) = (
-            g.graph[env].flops,
-            g.graph.neighbors_directed(env, Direction::Incoming).count(),
-            g.graph.neighbors_directed(env, Direction::Outgoing).count(),
+            g[env].flops,
+            g.predecessors(env).count(),
+            g.successors(env).count(),
         );
         let halves = g.split_in_halves(env).unwrap();
-        let widths: Vec<usize> = halves
-            .iter()
-            .map(|&h| g.graph[h].cols.unwrap().len())
-            .collect();
+        let widths: Vec<usize> = halves.iter().map(|&h| g[h].cols.unwrap().len()).collect();
         assert_eq!(widths, [4, 4]);
-        let total: f64 = halves.iter().map(|&h| g.graph[h].flops).sum();
+        let total: f64 = halves.iter().map(|&h| g[h].flops).sum();
         assert!((total - flops).abs() <= 1e-9 * flops);
         for h in halves {
-            assert_eq!(g.graph[h].within.unwrap().len(), 8);
-            assert_eq!(
-                g.graph.neighbors_directed(h, Direction::Incoming).count(),
-                preds
-            );
-            assert_eq!(
-                g.graph.neighbors_directed(h, Direction::Outgoing).count(),
-                succs
-            );
+            assert_eq!(g[h].within.unwrap().len(), 8);
+            assert_eq!(g.predecessors(h).count(), preds);
+            assert_eq!(g.successors(h).count(), succs);
         }
         let quarter = g.split_in_halves(halves[1]).unwrap();
-        assert_eq!(
-            g.graph[quarter[0]].within.unwrap().len(),
-            8,
-            "kept the whole"
-        );
+        assert_eq!(g[quarter[0]].within.unwrap().len(), 8, "kept the whole");
     }
 
     #[test]

@@ -2,7 +2,7 @@
 //! and project nodes of its site read the cores and S it would have read, contracting the
 //! cores themselves (what the memory governor does when a fold does not fit).
 
-use super::{DataId, Op, SweepGraph};
+use super::{DataId, Op, SweepGraph, TaskId};
 use crate::error::{Error, Result};
 use petgraph::stable_graph::NodeIndex;
 use petgraph::visit::EdgeRef;
@@ -12,7 +12,8 @@ use std::sync::Arc;
 impl SweepGraph {
     /// Removes the fold node `node` and rewires its readers to its inputs, with the unfolded
     /// kernels' costs; returns the readers.
-    pub fn unfold(&mut self, node: NodeIndex) -> Result<Vec<NodeIndex>> {
+    pub fn unfold(&mut self, node: TaskId) -> Result<Vec<TaskId>> {
+        let node = node.0;
         let fold = self.graph[node].clone();
         if fold.op != Op::Fold {
             return Err(Error::Invalid(format!(
@@ -49,7 +50,7 @@ impl SweepGraph {
             task.work = cost.work;
             task.peak_bytes = cost.peak_bytes;
         }
-        Ok(readers)
+        Ok(readers.into_iter().map(TaskId).collect())
     }
 
     /// Columns (sketch) or basis rows (project) a task covers.
@@ -75,16 +76,11 @@ mod tests {
     #[test]
     fn readers_of_an_unfolded_site_read_its_cores_and_s_at_the_unfolded_cost() {
         let mut g = graph();
-        let fold = g
-            .graph
-            .node_indices()
-            .find(|&n| g.graph[n].op == Op::Fold)
-            .unwrap();
-        let (site, inputs) = (g.graph[fold].site, g.graph[fold].inputs.clone());
+        let fold = g.task_ids().find(|&n| g[n].op == Op::Fold).unwrap();
+        let (site, inputs) = (g[fold].site, g[fold].inputs.clone());
         let flops_before = g.total_flops();
         let of_site = g
-            .graph
-            .node_weights()
+            .tasks()
             .filter(|t| t.site == site && matches!(t.op, Op::Sketch | Op::Project))
             .count();
         let readers = g.unfold(fold).unwrap();
@@ -96,27 +92,20 @@ mod tests {
         assert!(of_site >= 3, "two sketch batches and a project");
         assert!(!g.folds(site));
         for reader in readers {
-            let task = &g.graph[reader];
+            let task = &g[reader];
             assert!(!task
                 .inputs
                 .iter()
                 .any(|id| matches!(id, DataId::Folded { .. })));
             assert!(inputs.iter().all(|id| task.inputs.contains(id)), "{task}");
-            let sources: Vec<_> = g
-                .graph
-                .neighbors_directed(reader, petgraph::Incoming)
-                .collect();
+            let sources: Vec<_> = g.predecessors(reader).collect();
             assert!(
                 sources.len() >= task.inputs.len(),
                 "{task}: an edge per input"
             );
         }
         assert!(g.total_flops() > flops_before, "folding saved flops");
-        let sketch = g
-            .graph
-            .node_indices()
-            .find(|&n| g.graph[n].op == Op::Sketch)
-            .unwrap();
+        let sketch = g.task_ids().find(|&n| g[n].op == Op::Sketch).unwrap();
         assert!(g.unfold(sketch).unwrap_err().to_string().contains("sketch"));
     }
 }

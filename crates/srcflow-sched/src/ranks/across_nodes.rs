@@ -9,10 +9,7 @@ use super::exchange_plan::exchanges;
 use super::localize::{brings_input, crossings, moving_task};
 use super::{Crossing, Exchange, RankLayout};
 use crate::error::Result;
-use crate::graph::{DataId, Op, SweepGraph, Task};
-use petgraph::stable_graph::{EdgeIndex, NodeIndex};
-use petgraph::visit::{EdgeRef, IntoEdgeReferences};
-use petgraph::Direction;
+use crate::graph::{DataId, Dependency, Op, SweepGraph, Task, TaskId};
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
@@ -34,11 +31,11 @@ pub struct AcrossNodes {
 /// copy, for the maker too).
 pub fn across_nodes(graph: &SweepGraph, ranks: usize) -> Result<AcrossNodes> {
     let layout = RankLayout::new(0, ranks, graph.devices)?;
-    let owner = |node: NodeIndex| layout.owner(graph.graph[node].device, graph.devices);
+    let owner = |node: TaskId| layout.owner(graph[node].device, graph.devices);
     let mut whole = graph.clone();
     whole.ranks = ranks;
-    for node in graph.graph.node_indices() {
-        Arc::make_mut(&mut whole.graph[node]).rank = owner(node);
+    for node in graph.task_ids() {
+        Arc::make_mut(&mut whole[node]).rank = owner(node);
     }
     let exchanges = exchanges(graph, &crossings(graph, &owner));
     let by_value = edges_by_value(graph);
@@ -58,10 +55,10 @@ pub fn across_nodes(graph: &SweepGraph, ranks: usize) -> Result<AcrossNodes> {
 }
 
 /// The edges of `graph` by the value they carry.
-fn edges_by_value(graph: &SweepGraph) -> HashMap<DataId, Vec<EdgeIndex>> {
-    let mut edges: HashMap<DataId, Vec<EdgeIndex>> = HashMap::new();
-    for edge in (&graph.graph).edge_references() {
-        edges.entry(*edge.weight()).or_default().push(edge.id());
+fn edges_by_value(graph: &SweepGraph) -> HashMap<DataId, Vec<Dependency>> {
+    let mut edges: HashMap<DataId, Vec<Dependency>> = HashMap::new();
+    for edge in graph.dependencies() {
+        edges.entry(edge.data).or_default().push(edge);
     }
     edges
 }
@@ -70,39 +67,38 @@ fn edges_by_value(graph: &SweepGraph) -> HashMap<DataId, Vec<EdgeIndex>> {
 /// rank's readers (in place of their `edges` from the value's makers); returns the receives.
 fn add_messages(
     whole: &mut SweepGraph,
-    edges: &[EdgeIndex],
+    edges: &[Dependency],
     crossing: &Crossing,
-    owner: &dyn Fn(NodeIndex) -> usize,
-) -> Vec<NodeIndex> {
+    owner: &dyn Fn(TaskId) -> usize,
+) -> Vec<TaskId> {
     let id = crossing.id;
-    // Every edge from a maker, before any is removed (a removed edge's index may be reused).
-    let from_makers: Vec<(EdgeIndex, NodeIndex)> = edges
+    // Every edge from a maker.
+    let from_makers: Vec<(Dependency, TaskId)> = edges
         .iter()
-        .map(|&edge| (edge, whole.graph.edge_endpoints(edge).expect("an edge")))
-        .filter(|(_, (source, _))| crossing.makers.contains(source))
-        .map(|(edge, (_, reader))| (edge, reader))
+        .filter(|edge| crossing.makers.contains(&edge.from))
+        .map(|&edge| (edge, edge.to))
         .collect();
     let mut send = moving_task(crossing, Op::Send, crossing.device);
     send.rank = crossing.from;
-    let send = whole.graph.add_node(Arc::new(send));
+    let send = whole.add_task(Arc::new(send));
     for &maker in &crossing.makers {
-        whole.graph.add_edge(maker, send, id);
+        whole.add_dependency(maker, send, id);
     }
     let mut receives = vec![];
     for &to in &crossing.to {
-        let mut readers: Vec<NodeIndex> = vec![];
+        let mut readers: Vec<TaskId> = vec![];
         for &(edge, reader) in from_makers.iter().filter(|(_, r)| owner(*r) == to) {
-            whole.graph.remove_edge(edge);
+            whole.remove_dependency(edge);
             readers.push(reader);
         }
         readers.sort();
         readers.dedup();
-        let mut receive = moving_task(crossing, Op::Receive, whole.graph[readers[0]].device);
+        let mut receive = moving_task(crossing, Op::Receive, whole[readers[0]].device);
         (receive.inputs, receive.outputs, receive.rank) = (vec![id], vec![], to);
-        let receive = whole.graph.add_node(Arc::new(receive));
-        whole.graph.add_edge(send, receive, id);
+        let receive = whole.add_task(Arc::new(receive));
+        whole.add_dependency(send, receive, id);
         for reader in readers {
-            whole.graph.add_edge(receive, reader, id);
+            whole.add_dependency(receive, reader, id);
         }
         receives.push(receive);
     }
@@ -111,12 +107,12 @@ fn add_messages(
 
 /// Makes every receive of each exchange wait for every receive of the exchange before it: the
 /// ranks run their collectives one after another, in one order.
-fn chain_exchanges(whole: &mut SweepGraph, receives: &[Vec<NodeIndex>]) {
+fn chain_exchanges(whole: &mut SweepGraph, receives: &[Vec<TaskId>]) {
     for pair in receives.windows(2) {
         for &before in &pair[0] {
-            let id = whole.graph[before].inputs[0];
+            let id = whole[before].inputs[0];
             for &after in &pair[1] {
-                whole.graph.add_edge(before, after, id);
+                whole.add_dependency(before, after, id);
             }
         }
     }
@@ -128,30 +124,29 @@ fn chain_exchanges(whole: &mut SweepGraph, receives: &[Vec<NodeIndex>]) {
 fn read_inputs_on_every_rank(
     whole: &mut SweepGraph,
     graph: &SweepGraph,
-    owner: &dyn Fn(NodeIndex) -> usize,
+    owner: &dyn Fn(TaskId) -> usize,
 ) {
-    let mut inputs: Vec<NodeIndex> = graph
-        .graph
-        .node_indices()
-        .filter(|&n| brings_input(&graph.graph[n]))
+    let mut inputs: Vec<TaskId> = graph
+        .task_ids()
+        .filter(|&n| brings_input(&graph[n]))
         .collect();
-    inputs.sort_by_key(|&n| (graph.graph[n].op != Op::UploadPart, n.index()));
-    let mut copies: HashMap<NodeIndex, Vec<(usize, NodeIndex)>> = HashMap::new();
+    inputs.sort_by_key(|&n| (graph[n].op != Op::UploadPart, n.index()));
+    let mut copies: HashMap<TaskId, Vec<(usize, TaskId)>> = HashMap::new();
     for input in inputs {
-        let id = graph.graph[input].outputs[0];
+        let id = graph[input].outputs[0];
         for (rank, readers) in readers_by_rank(graph, input, owner, &copies) {
             let source = if rank == owner(input) {
                 input
             } else {
-                let mut copy = Task::clone(&graph.graph[input]);
+                let mut copy = Task::clone(&graph[input]);
                 (copy.inputs, copy.outputs, copy.peak_bytes) = (vec![], vec![], 0);
-                (copy.rank, copy.device) = (rank, whole.graph[readers[0]].device);
-                let copy = whole.graph.add_node(Arc::new(copy));
+                (copy.rank, copy.device) = (rank, whole[readers[0]].device);
+                let copy = whole.add_task(Arc::new(copy));
                 copies.entry(input).or_default().push((rank, copy));
                 copy
             };
             for reader in readers {
-                whole.graph.add_edge(source, reader, id);
+                whole.add_dependency(source, reader, id);
             }
         }
     }
@@ -161,12 +156,12 @@ fn read_inputs_on_every_rank(
 /// tasks that each rank has (in `copies`, by the task copied), in node order.
 fn readers_by_rank(
     graph: &SweepGraph,
-    input: NodeIndex,
-    owner: &dyn Fn(NodeIndex) -> usize,
-    copies: &HashMap<NodeIndex, Vec<(usize, NodeIndex)>>,
-) -> BTreeMap<usize, Vec<NodeIndex>> {
-    let mut readers: BTreeMap<usize, Vec<NodeIndex>> = BTreeMap::new();
-    for reader in graph.graph.neighbors_directed(input, Direction::Outgoing) {
+    input: TaskId,
+    owner: &dyn Fn(TaskId) -> usize,
+    copies: &HashMap<TaskId, Vec<(usize, TaskId)>>,
+) -> BTreeMap<usize, Vec<TaskId>> {
+    let mut readers: BTreeMap<usize, Vec<TaskId>> = BTreeMap::new();
+    for reader in graph.successors(input) {
         if owner(reader) != owner(input) {
             readers.entry(owner(reader)).or_default().push(reader);
         }

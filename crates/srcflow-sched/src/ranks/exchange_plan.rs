@@ -1,10 +1,9 @@
 //! The exchanges of a run: which values cross ranks, grouped into collectives, in the one
 //! order every rank runs them.
 
+use crate::graph::TaskId;
 use crate::graph::{DataId, Shared, SweepGraph};
 use crate::tensor::DType;
-use petgraph::algo::toposort;
-use petgraph::stable_graph::NodeIndex;
 use std::collections::{BTreeSet, HashMap};
 
 /// A value that a task of one rank makes and tasks of other ranks read.
@@ -26,9 +25,9 @@ pub struct Crossing {
     pub bytes: u64,
     /// The task that makes it in the whole graph: of several (column blocks each writing a
     /// slice of it), the one of the latest step, then of the highest index.
-    pub maker: NodeIndex,
+    pub maker: TaskId,
     /// Every task that writes it, in the whole graph.
-    pub makers: Vec<NodeIndex>,
+    pub makers: Vec<TaskId>,
 }
 
 /// The MPI collective an exchange runs as.
@@ -111,9 +110,10 @@ impl Group {
 /// value an exchange's makers depend on has crossed in an earlier exchange; and the scheduler,
 /// which paces reads by step, makes the values of each exchange before those of later steps.
 pub fn exchanges(graph: &SweepGraph, crossings: &HashMap<DataId, Crossing>) -> Vec<Exchange> {
-    let order = toposort(&graph.graph, None).expect("a sweep graph has no cycle");
-    let position: HashMap<NodeIndex, usize> =
-        order.iter().enumerate().map(|(i, &n)| (n, i)).collect();
+    let order = graph
+        .topological_order()
+        .expect("a sweep graph has no cycle");
+    let position: HashMap<TaskId, usize> = order.iter().enumerate().map(|(i, &n)| (n, i)).collect();
     let mut groups: HashMap<Group, Vec<Crossing>> = HashMap::new();
     for crossing in crossings.values() {
         groups

@@ -59,7 +59,7 @@ impl ExchangeUse {
         }
         let ran = log.graph_after.as_ref().unwrap_or(whole);
         for event in &log.events {
-            let task = &ran.graph[event.node];
+            let task = &ran[event.node];
             let kind = task.inputs.first().and_then(|id| kind_of_value.get(id));
             if let (Op::Receive, 0, Some(kind)) = (event.op, event.rank, kind) {
                 let used = uses.get_mut(kind).expect("a kind of the exchanges");

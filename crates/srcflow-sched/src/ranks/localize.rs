@@ -4,12 +4,9 @@
 
 use super::exchange_plan::{exchanges, Collective, Crossing, Exchange};
 use super::RankLayout;
+use crate::graph::TaskId;
 use crate::graph::{DataId, Lane, Op, SweepGraph, Task};
 use crate::tensor::Work;
-use petgraph::algo::toposort;
-use petgraph::stable_graph::{NodeIndex, StableDiGraph};
-use petgraph::visit::{EdgeRef, IntoEdgeReferences};
-use petgraph::Direction;
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
@@ -35,7 +32,7 @@ impl RankGraph {
     /// the whole S for every task that reads it, so its ranks all-gather the parts on the
     /// device, as one process does.
     pub fn of(graph: &SweepGraph, layout: RankLayout, shared_memory: bool) -> Self {
-        let owner = |node: NodeIndex| layout.owner(graph.graph[node].device, graph.devices);
+        let owner = |node: TaskId| layout.owner(graph[node].device, graph.devices);
         let crossings = crossings(graph, &owner);
         let mut exchanges = exchanges(graph, &crossings);
         if !shared_memory {
@@ -44,16 +41,15 @@ impl RankGraph {
         let mut local = graph.clone();
         let readers = local_readers(graph, &owner, layout.rank);
         let copies = copied_inputs(graph, &owner, layout.rank);
-        let remote: Vec<NodeIndex> = graph
-            .graph
-            .node_indices()
+        let remote: Vec<TaskId> = graph
+            .task_ids()
             .filter(|&n| owner(n) != layout.rank && !copies.contains_key(&n))
             .collect();
         for node in remote {
-            local.graph.remove_node(node);
+            local.remove_task(node);
         }
         for (node, device) in copies {
-            Arc::make_mut(&mut local.graph[node]).device = device;
+            Arc::make_mut(&mut local[node]).device = device;
         }
         let gathered_here = gathered_to(&exchanges, layout.rank);
         let in_place_values = in_place_values(&exchanges);
@@ -77,7 +73,7 @@ impl RankGraph {
                 position.extend(replicas.into_iter().map(|id| (id, at)));
             }
         }
-        let waits_for = latest_exchanges(&local.graph, &position);
+        let waits_for = latest_exchanges(&local, &position);
         for receive in gathers {
             after_own_parts(&mut local, receive, &waits_for);
         }
@@ -99,27 +95,22 @@ pub(super) fn brings_input(task: &Task) -> bool {
 /// read, with the device of `rank` each runs on here: that of its first reader.
 fn copied_inputs(
     graph: &SweepGraph,
-    owner: &dyn Fn(NodeIndex) -> usize,
+    owner: &dyn Fn(TaskId) -> usize,
     rank: usize,
-) -> HashMap<NodeIndex, usize> {
-    let mut copies: HashMap<NodeIndex, usize> = HashMap::new();
+) -> HashMap<TaskId, usize> {
+    let mut copies: HashMap<TaskId, usize> = HashMap::new();
     let is_upload = |t: &Task| t.op == Op::UploadPart;
     let is_read = |t: &Task| matches!(t.op, Op::ReadSite { .. });
     for wanted in [&is_upload as &dyn Fn(&Task) -> bool, &is_read] {
         let remote = graph
-            .graph
-            .node_indices()
-            .filter(|&n| owner(n) != rank && wanted(&graph.graph[n]));
+            .task_ids()
+            .filter(|&n| owner(n) != rank && wanted(&graph[n]));
         for node in remote.collect::<Vec<_>>() {
             let reader = graph
-                .graph
-                .neighbors_directed(node, Direction::Outgoing)
+                .successors(node)
                 .find(|&r| owner(r) == rank || copies.contains_key(&r));
             if let Some(reader) = reader {
-                let device = copies
-                    .get(&reader)
-                    .copied()
-                    .unwrap_or(graph.graph[reader].device);
+                let device = copies.get(&reader).copied().unwrap_or(graph[reader].device);
                 copies.insert(node, device);
             }
         }
@@ -130,23 +121,23 @@ fn copied_inputs(
 /// Every value a task of one rank makes and a task of another reads, by name.
 pub(super) fn crossings(
     graph: &SweepGraph,
-    owner: &dyn Fn(NodeIndex) -> usize,
+    owner: &dyn Fn(TaskId) -> usize,
 ) -> HashMap<DataId, Crossing> {
     let makers = makers(graph);
     let mut crossings: HashMap<DataId, Crossing> = HashMap::new();
-    for edge in (&graph.graph).edge_references() {
-        let (from, to) = (owner(edge.source()), owner(edge.target()));
-        if from == to || brings_input(&graph.graph[edge.source()]) {
+    for edge in graph.dependencies() {
+        let (from, to) = (owner(edge.from), owner(edge.to));
+        if from == to || brings_input(&graph[edge.from]) {
             continue;
         }
-        let id = *edge.weight();
+        let id = edge.data;
         let crossing = crossings.entry(id).or_insert_with(|| {
             let makers = makers[&id].clone();
             let maker = *makers
                 .iter()
-                .max_by_key(|n| (graph.graph[**n].step, n.index()))
+                .max_by_key(|n| (graph[**n].step, n.index()))
                 .expect("a value has a maker");
-            let task = &graph.graph[maker];
+            let task = &graph[maker];
             Crossing {
                 id,
                 from,
@@ -165,10 +156,10 @@ pub(super) fn crossings(
 }
 
 /// The tasks that write each value (several where column blocks each write a slice of it).
-fn makers(graph: &SweepGraph) -> HashMap<DataId, Vec<NodeIndex>> {
-    let mut makers: HashMap<DataId, Vec<NodeIndex>> = HashMap::new();
-    for node in graph.graph.node_indices() {
-        for &id in &graph.graph[node].outputs {
+fn makers(graph: &SweepGraph) -> HashMap<DataId, Vec<TaskId>> {
+    let mut makers: HashMap<DataId, Vec<TaskId>> = HashMap::new();
+    for node in graph.task_ids() {
+        for &id in &graph[node].outputs {
             makers.entry(id).or_default().push(node);
         }
     }
@@ -178,17 +169,14 @@ fn makers(graph: &SweepGraph) -> HashMap<DataId, Vec<NodeIndex>> {
 /// The tasks of `rank` that read each value made on another rank.
 fn local_readers(
     graph: &SweepGraph,
-    owner: &dyn Fn(NodeIndex) -> usize,
+    owner: &dyn Fn(TaskId) -> usize,
     rank: usize,
-) -> HashMap<DataId, Vec<NodeIndex>> {
-    let mut readers: HashMap<DataId, Vec<NodeIndex>> = HashMap::new();
-    for edge in (&graph.graph).edge_references() {
-        let crosses = owner(edge.source()) != rank && !brings_input(&graph.graph[edge.source()]);
-        if owner(edge.target()) == rank && crosses {
-            readers
-                .entry(*edge.weight())
-                .or_default()
-                .push(edge.target());
+) -> HashMap<DataId, Vec<TaskId>> {
+    let mut readers: HashMap<DataId, Vec<TaskId>> = HashMap::new();
+    for edge in graph.dependencies() {
+        let crosses = owner(edge.from) != rank && !brings_input(&graph[edge.from]);
+        if owner(edge.to) == rank && crosses {
+            readers.entry(edge.data).or_default().push(edge.to);
         }
     }
     readers
@@ -219,15 +207,13 @@ pub(super) fn moving_task(crossing: &Crossing, op: Op, device: usize) -> Task {
 }
 
 /// Adds the receive task of `crossing` before its `readers` (on the device of the first).
-fn add_receive(local: &mut SweepGraph, crossing: &Crossing, readers: &[NodeIndex]) -> NodeIndex {
-    let device = local.graph[readers[0]].device;
-    let receive = local
-        .graph
-        .add_node(Arc::new(moving_task(crossing, Op::Receive, device)));
+fn add_receive(local: &mut SweepGraph, crossing: &Crossing, readers: &[TaskId]) -> TaskId {
+    let device = local[readers[0]].device;
+    let receive = local.add_task(Arc::new(moving_task(crossing, Op::Receive, device)));
     for &reader in readers {
-        local.graph.add_edge(receive, reader, crossing.id);
+        local.add_dependency(receive, reader, crossing.id);
     }
-    debug_assert_eq!(local.graph[receive].lane, Lane::Network);
+    debug_assert_eq!(local[receive].lane, Lane::Network);
     receive
 }
 
@@ -248,30 +234,26 @@ fn add_in_place_receive(local: &mut SweepGraph, exchange: &Exchange, rank: usize
     let of = exchange
         .parts_of()
         .expect("an exchange gathered in place carries parts");
-    let mut gathers: Vec<(NodeIndex, DataId)> = local
-        .graph
-        .node_indices()
-        .filter(|&n| local.graph[n].op == Op::AllGather)
-        .filter_map(|n| match local.graph[n].outputs[0] {
+    let mut gathers: Vec<(TaskId, DataId)> = local
+        .task_ids()
+        .filter(|&n| local[n].op == Op::AllGather)
+        .filter_map(|n| match local[n].outputs[0] {
             id @ DataId::Replica { of: made, .. } if made == of => Some((n, id)),
             _ => None,
         })
         .collect();
-    gathers.sort_by_key(|&(n, _)| local.graph[n].device);
+    gathers.sort_by_key(|&(n, _)| local[n].device);
     let last = exchange.values.last().expect("an exchange has a value");
-    let mut task = moving_task(last, Op::Receive, local.graph[gathers[0].0].device);
+    let mut task = moving_task(last, Op::Receive, local[gathers[0].0].device);
     task.outputs = gathers.iter().map(|&(_, id)| id).collect();
     let others = exchange.values.iter().filter(|c| c.from != rank);
     task.moved_bytes = others.map(|c| c.bytes).sum();
-    let receive = local.graph.add_node(Arc::new(task));
+    let receive = local.add_task(Arc::new(task));
     for &(gather, id) in &gathers {
-        let readers: Vec<NodeIndex> = local
-            .graph
-            .neighbors_directed(gather, Direction::Outgoing)
-            .collect();
-        local.graph.remove_node(gather);
+        let readers: Vec<TaskId> = local.successors(gather).collect();
+        local.remove_task(gather);
         for reader in readers {
-            local.graph.add_edge(receive, reader, id);
+            local.add_dependency(receive, reader, id);
         }
     }
     gathers.into_iter().map(|(_, id)| id).collect()
@@ -301,37 +283,35 @@ fn positions(exchanges: &[Exchange]) -> HashMap<DataId, usize> {
 /// waking every millisecond slows a kernel on its core by several percent). A task that
 /// itself waits for this exchange or a later one (`waits_for`, [`latest_exchanges`]) is left
 /// out: the lane, which runs the exchanges in order, would never get to it.
-fn after_own_parts(
-    local: &mut SweepGraph,
-    receive: NodeIndex,
-    waits_for: &HashMap<NodeIndex, usize>,
-) {
-    let graph = &local.graph;
+fn after_own_parts(local: &mut SweepGraph, receive: TaskId, waits_for: &HashMap<TaskId, usize>) {
+    let graph = &*local;
     let exchange = waits_for[&receive];
-    let own: Vec<(NodeIndex, DataId)> = compute_readers(graph, receive)
+    let own: Vec<(TaskId, DataId)> = compute_readers(graph, receive)
         .into_iter()
-        .flat_map(|reader| graph.edges_directed(reader, Direction::Incoming))
-        .filter(|edge| graph[edge.source()].lane == Lane::Compute)
-        .filter(|edge| waits_for.get(&edge.source()).is_none_or(|&e| e < exchange))
-        .map(|edge| (edge.source(), *edge.weight()))
+        .flat_map(|reader| graph.incoming(reader))
+        .filter(|edge| graph[edge.from].lane == Lane::Compute)
+        .filter(|edge| waits_for.get(&edge.from).is_none_or(|&e| e < exchange))
+        .map(|edge| (edge.from, edge.data))
         .collect();
     for (maker, id) in own {
-        local.graph.add_edge(maker, receive, id);
+        local.add_dependency(maker, receive, id);
     }
 }
 
 /// For each task that needs, itself or through the tasks before it, a value another rank
 /// sends: the latest place in the run's order (`position`) of an exchange that brings one.
 fn latest_exchanges(
-    graph: &StableDiGraph<Arc<Task>, DataId>,
+    graph: &SweepGraph,
     position: &HashMap<DataId, usize>,
-) -> HashMap<NodeIndex, usize> {
-    let order = toposort(graph, None).expect("a rank's graph has no cycle");
-    let mut latest: HashMap<NodeIndex, usize> = HashMap::new();
+) -> HashMap<TaskId, usize> {
+    let order = graph
+        .topological_order()
+        .expect("a rank's graph has no cycle");
+    let mut latest: HashMap<TaskId, usize> = HashMap::new();
     for node in order {
         let own = (graph[node].op == Op::Receive).then(|| position[&graph[node].outputs[0]]);
         let before = graph
-            .neighbors_directed(node, Direction::Incoming)
+            .predecessors(node)
             .filter_map(|n| latest.get(&n).copied());
         if let Some(at) = before.chain(own).max() {
             latest.insert(node, at);
@@ -341,14 +321,11 @@ fn latest_exchanges(
 }
 
 /// The compute tasks that read what `node` makes, directly or through tasks that move it.
-fn compute_readers(
-    graph: &StableDiGraph<Arc<Task>, DataId>,
-    node: NodeIndex,
-) -> HashSet<NodeIndex> {
+fn compute_readers(graph: &SweepGraph, node: TaskId) -> HashSet<TaskId> {
     let mut readers = HashSet::new();
     let mut next = vec![node];
     while let Some(from) = next.pop() {
-        for reader in graph.neighbors_directed(from, Direction::Outgoing) {
+        for reader in graph.successors(from) {
             if graph[reader].lane == Lane::Compute {
                 readers.insert(reader);
             } else {
@@ -361,10 +338,8 @@ fn compute_readers(
 
 /// Adds the send task of `crossing` after the tasks that make it.
 fn add_send(local: &mut SweepGraph, crossing: &Crossing) {
-    let send = local
-        .graph
-        .add_node(Arc::new(moving_task(crossing, Op::Send, crossing.device)));
+    let send = local.add_task(Arc::new(moving_task(crossing, Op::Send, crossing.device)));
     for &maker in &crossing.makers {
-        local.graph.add_edge(maker, send, crossing.id);
+        local.add_dependency(maker, send, crossing.id);
     }
 }

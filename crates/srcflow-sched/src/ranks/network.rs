@@ -11,13 +11,13 @@ use super::wire::{decode_tensors, Encoded};
 use super::{ExchangeUse, Payload, Transport};
 use crate::backend::PrimitiveTimes;
 use crate::error::{Error, Result};
+use crate::graph::TaskId;
 use crate::graph::{DataId, Shared, Task};
 use crate::sched::{Done, Job, NetworkLane};
 use crate::store::Value;
 use crate::tensor::{AnyTensor, Array};
 use crossbeam_channel::{never, select, unbounded, Receiver, Sender};
 use num_complex::Complex64;
-use petgraph::stable_graph::NodeIndex;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -48,7 +48,7 @@ pub struct ExchangeLane {
 /// to come. Receive tasks and values meet by [`receive_key`].
 #[derive(Default)]
 struct Held {
-    waiting: HashMap<DataId, (NodeIndex, Instant, usize)>,
+    waiting: HashMap<DataId, (TaskId, Instant, usize)>,
     arrived: HashMap<DataId, AnyTensor>,
     posted: HashMap<DataId, AnyTensor>,
     /// Whether the dispatcher has finished (no more receive tasks come).
@@ -355,7 +355,7 @@ fn unpack(
 /// having waited since `start`.
 fn report(
     done: &Sender<Done>,
-    node: NodeIndex,
+    node: TaskId,
     tensor: Result<AnyTensor>,
     start: Instant,
     copies: usize,

@@ -7,11 +7,9 @@ use super::rates::Rates;
 use super::{Clock, Done, Job, Lanes, RunLog, SchedOptions};
 use crate::device::Block;
 use crate::error::{Error, Result};
+use crate::graph::TaskId;
 use crate::graph::{Lane, LaneId, Op, SweepGraph, Task};
 use crate::store::{Store, Value};
-use petgraph::stable_graph::NodeIndex;
-use petgraph::visit::NodeIndexable;
-use petgraph::Direction;
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap};
 use std::sync::Arc;
@@ -94,7 +92,7 @@ impl Dispatcher {
         governor: Governor,
         clock: Arc<dyn Clock>,
     ) -> Self {
-        let bound = graph.graph.node_bound();
+        let bound = graph.id_bound();
         let disk_rates = options.disk_rates;
         let progress = ProgressFeed::new(options.progress.clone());
         let mut d = Dispatcher {
@@ -123,14 +121,11 @@ impl Dispatcher {
             log: RunLog::starting_at(clock.now()),
             clock,
         };
-        for node in graph.graph.node_indices() {
-            let task = &graph.graph[node];
+        for node in graph.task_ids() {
+            let task = &graph[node];
             debug_assert!(d.lanes.contains(&task.lane_id()), "{task} has no lane");
             d.left.add(task, node.index());
-            let preds = graph
-                .graph
-                .edges_directed(node, Direction::Incoming)
-                .count();
+            let preds = graph.incoming(node).count();
             d.waiting_on[node.index()] = preds;
             if preds == 0 {
                 d.make_ready(node);
@@ -139,8 +134,8 @@ impl Dispatcher {
         d
     }
 
-    fn make_ready(&mut self, node: NodeIndex) {
-        let task = &self.graph.graph[node];
+    fn make_ready(&mut self, node: TaskId) {
+        let task = &self.graph[node];
         self.ready
             .entry(task.lane_id())
             .or_default()
@@ -243,7 +238,7 @@ impl Dispatcher {
     /// an out-of-memory error recovered from, or the run's first failure kept in `failure`.
     fn take_report(&mut self, report: Done, failure: &mut Option<Error>) {
         self.running -= 1;
-        let task = self.graph.graph[report.node].clone();
+        let task = self.graph[report.node].clone();
         if !self.exclusive(task.lane_id()) {
             self.network_running -= 1;
         }
@@ -320,7 +315,7 @@ impl Dispatcher {
 
     /// Tasks in the graph now (rewrites add one each).
     fn total_nodes(&self) -> usize {
-        self.graph.graph.node_count()
+        self.graph.task_count()
     }
 
     /// Lowest sweep step with unfinished compute.
@@ -358,8 +353,8 @@ impl Dispatcher {
 
     /// Sends `node` with its inputs and `blocks` to its lane (which stays free for more when it
     /// is the network's).
-    fn launch(&mut self, lanes: &mut dyn Lanes, node: NodeIndex, blocks: Vec<Block>) {
-        let task = self.graph.graph[node].clone();
+    fn launch(&mut self, lanes: &mut dyn Lanes, node: TaskId, blocks: Vec<Block>) {
+        let task = self.graph[node].clone();
         let lane = task.lane_id();
         let exclusive = self.exclusive(lane);
         if matches!(task.op, Op::Fetch { .. }) {
@@ -383,11 +378,11 @@ impl Dispatcher {
 
     /// The head of `lane`'s queue when its gate and the governor let it start; a head the
     /// governor splits is replaced by its first half, which is asked about in turn.
-    fn next_admitted(&mut self, lane: LaneId) -> Option<NodeIndex> {
+    fn next_admitted(&mut self, lane: LaneId) -> Option<TaskId> {
         loop {
             let &Reverse((_, index)) = self.ready.entry(lane).or_default().peek()?;
-            let node = NodeIndex::new(index);
-            let task = self.graph.graph[node].clone();
+            let node = TaskId::new(index);
+            let task = self.graph[node].clone();
             if !self.may_start(&task) {
                 return None;
             }
@@ -407,8 +402,8 @@ impl Dispatcher {
     }
 
     /// Stores a finished task's outputs, releases its inputs and readies its successors.
-    fn complete(&mut self, node: NodeIndex, outputs: Vec<Value>) {
-        let task = &self.graph.graph[node].clone();
+    fn complete(&mut self, node: TaskId, outputs: Vec<Value>) {
+        let task = &self.graph[node].clone();
         self.finished[node.index()] = true;
         self.store.finish(task, outputs);
         if self.options.samples_memory {
@@ -418,11 +413,7 @@ impl Dispatcher {
         }
         self.release_fetched(task);
         self.left.finish(task, node.index());
-        let successors: Vec<NodeIndex> = self
-            .graph
-            .graph
-            .neighbors_directed(node, Direction::Outgoing)
-            .collect();
+        let successors: Vec<TaskId> = self.graph.successors(node).collect();
         for next in successors {
             let waiting = &mut self.waiting_on[next.index()];
             *waiting -= 1;

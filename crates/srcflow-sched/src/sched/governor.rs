@@ -20,8 +20,8 @@ use super::out_of_memory::{out_of_memory, task_out_of_memory};
 use super::{MemoryEvent, MemoryEventKind};
 use crate::device::{Block, CapacitySchedule, MemoryPool};
 use crate::error::{Error, Result};
+use crate::graph::TaskId;
 use crate::graph::{DataId, Lane, Op, SweepGraph, Task};
-use petgraph::stable_graph::NodeIndex;
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::Arc;
 use std::time::Instant;
@@ -136,14 +136,14 @@ impl Governor {
     }
 
     /// Whether the ready task `node` may start now.
-    pub(super) fn admit(&mut self, graph: &SweepGraph, node: NodeIndex, at: f64) -> Admission {
+    pub(super) fn admit(&mut self, graph: &SweepGraph, node: TaskId, at: f64) -> Admission {
         let start = Instant::now();
         let events = self.events.len();
         let admission = self.decide(graph, node, at);
         if admission != Admission::Wait {
             self.refused.remove(&node.index());
             self.refused_compute.remove(&node.index());
-        } else if graph.graph[node].lane == Lane::Compute {
+        } else if graph[node].lane == Lane::Compute {
             self.refused_compute.insert(node.index());
         }
         if admission == Admission::Split {
@@ -153,8 +153,8 @@ impl Governor {
     }
 
     /// The blocks `node` asks for, allocated now (at launch), or an out-of-memory error.
-    pub(super) fn allocate(&mut self, graph: &SweepGraph, node: NodeIndex) -> Result<Vec<Block>> {
-        let task = &graph.graph[node];
+    pub(super) fn allocate(&mut self, graph: &SweepGraph, node: TaskId) -> Result<Vec<Block>> {
+        let task = &graph[node];
         let request = self.request(graph, task);
         request
             .blocks
@@ -188,8 +188,8 @@ impl Governor {
         }
     }
 
-    fn decide(&mut self, graph: &SweepGraph, node: NodeIndex, at: f64) -> Admission {
-        let task = &graph.graph[node];
+    fn decide(&mut self, graph: &SweepGraph, node: TaskId, at: f64) -> Admission {
+        let task = &graph[node];
         let request = self.request(graph, task);
         if request.blocks.is_empty() {
             return Admission::Run;
@@ -235,12 +235,12 @@ impl Governor {
     fn admit_compute(
         &mut self,
         graph: &SweepGraph,
-        node: NodeIndex,
+        node: TaskId,
         width: Option<usize>,
         request: &DeviceRequest,
         at: f64,
     ) -> Option<Admission> {
-        let task = &graph.graph[node];
+        let task = &graph[node];
         if self.pool(task).fits(&request.blocks) {
             return Some(Admission::Run);
         }
@@ -262,13 +262,7 @@ impl Governor {
     }
 
     /// Records that `task` (node `node`) finished with `outputs_made` outputs after `seconds`.
-    pub(super) fn on_done(
-        &mut self,
-        node: NodeIndex,
-        task: &Task,
-        outputs_made: usize,
-        seconds: f64,
-    ) {
+    pub(super) fn on_done(&mut self, node: TaskId, task: &Task, outputs_made: usize, seconds: f64) {
         self.failures_in_a_row = 0;
         self.refused.remove(&node.index());
         self.refused_compute.remove(&node.index());
@@ -288,12 +282,12 @@ impl Governor {
     pub(super) fn recover(
         &mut self,
         graph: &SweepGraph,
-        node: NodeIndex,
+        node: TaskId,
         error: &Error,
         seconds: f64,
         at: f64,
     ) -> Result<Recovery> {
-        let task = &graph.graph[node];
+        let task = &graph[node];
         let injected = matches!(error, Error::OutOfMemory { injected: true, .. });
         let request = self.request(graph, task);
         self.failures_in_a_row += 1;
@@ -343,7 +337,7 @@ impl Governor {
         let Some(&index) = self.refused.iter().min() else {
             return Ok(false);
         };
-        let task = &graph.graph[NodeIndex::new(index)];
+        let task = &graph[TaskId::new(index)];
         if self.pool(task).usage().releasable > 0 {
             self.release(at, task);
             return Ok(true);

@@ -6,10 +6,10 @@ use super::Executor;
 use crate::backend::{take_primitive_times, PrimitiveTimes};
 use crate::device::Block;
 use crate::error::{Error, Result};
+use crate::graph::TaskId;
 use crate::graph::{Lane, LaneId, Task};
 use crate::store::Value;
 use crossbeam_channel::{unbounded, Receiver, RecvTimeoutError, Sender};
-use petgraph::stable_graph::NodeIndex;
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::thread::{Scope, ScopedJoinHandle};
@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 /// device blocks allocated for it.
 pub struct Job {
     /// The task's node in the dispatcher's graph.
-    pub node: NodeIndex,
+    pub node: TaskId,
     /// The task.
     pub task: Arc<Task>,
     /// Its inputs, in the order of `Task::inputs`.
@@ -31,7 +31,7 @@ pub struct Job {
 /// A lane's report that a task has ended.
 pub struct Done {
     /// The task's node in the dispatcher's graph.
-    pub node: NodeIndex,
+    pub node: TaskId,
     /// Its outputs, or why it failed.
     pub result: Result<Vec<Value>>,
     /// When it started on its lane.

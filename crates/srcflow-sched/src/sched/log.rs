@@ -4,17 +4,17 @@ use super::stall::{StallCause, StallSpell};
 use super::{GovernorLog, Stalls};
 use crate::backend::PrimitiveTimes;
 use crate::device::PoolUsage;
+use crate::graph::TaskId;
 use crate::graph::{Cols, Lane, Op, Pass, Resumed, SweepGraph, Task};
 use crate::store::TierBytes;
 use crate::tensor::Work;
-use petgraph::stable_graph::NodeIndex;
 use std::time::{Instant, SystemTime};
 
 /// One finished task.
 #[derive(Clone, Debug)]
 pub struct TaskEvent {
     /// The graph node.
-    pub node: NodeIndex,
+    pub node: TaskId,
     /// What it did.
     pub op: Op,
     /// Its lane.
@@ -133,7 +133,7 @@ impl RunLog {
     /// Records that `task` ran from `start` to `end`, `primitives` of it in backend primitives.
     pub fn record(
         &mut self,
-        node: NodeIndex,
+        node: TaskId,
         task: &Task,
         start: Instant,
         end: Instant,

@@ -145,7 +145,7 @@ const INLINE_FLOPS_PER_TASK: f64 = 32e6;
 /// are as small as its kernels, and handing each task to a lane's thread and back would cost
 /// more than overlapping them gains.
 pub fn runs_inline(graph: &SweepGraph, shared_memory: bool) -> bool {
-    let tasks = || graph.graph.node_weights();
+    let tasks = || graph.tasks();
     let spills = tasks().any(|t| {
         matches!(
             t.op,

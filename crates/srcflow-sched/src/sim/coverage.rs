@@ -28,7 +28,7 @@ pub fn coverage(
     threads_per_device: &[usize],
 ) -> Vec<KernelCoverage> {
     let mut kernels: BTreeMap<&str, KernelCoverage> = BTreeMap::new();
-    for task in graph.graph.node_weights() {
+    for task in graph.tasks() {
         if task.lane != Lane::Compute {
             continue;
         }

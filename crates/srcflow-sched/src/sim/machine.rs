@@ -387,7 +387,7 @@ mod tests {
         let stack = generate(ProblemKind::Random, &spec).unwrap().shape();
         let graph = SweepGraph::build(&stack, &GraphOptions::new(16)).unwrap();
         let task = |wanted: &dyn Fn(&Task) -> bool| {
-            let mut tasks = graph.graph.node_weights();
+            let mut tasks = graph.tasks();
             tasks.find(|t| wanted(t)).unwrap().clone()
         };
         let read = task(&|t| matches!(t.op, Op::ReadSite { .. }));

@@ -58,7 +58,7 @@ impl Store {
     /// An empty store that knows how many tasks read each value of `graph`.
     pub fn new(graph: &SweepGraph) -> Self {
         let mut readers_left = HashMap::new();
-        for task in graph.graph.node_weights() {
+        for task in graph.tasks() {
             for &id in &task.inputs {
                 *readers_left.entry(id).or_default() += 1;
             }

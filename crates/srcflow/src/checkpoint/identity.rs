@@ -97,7 +97,7 @@ fn problem_fingerprint(stack: &StackShape, source: &dyn CoreSource) -> Result<St
 
 /// The widest batch of sketch columns of `graph`'s environment tasks.
 fn batch_columns(graph: &SweepGraph) -> usize {
-    let envs = graph.graph.node_weights().filter_map(|t| t.cols);
+    let envs = graph.tasks().filter_map(|t| t.cols);
     envs.map(|cols| cols.len()).max().unwrap_or(0)
 }
 
@@ -106,7 +106,7 @@ fn batch_columns(graph: &SweepGraph) -> usize {
 fn compute_fingerprint(graph: &SweepGraph) -> String {
     let mut hasher = Xxh3::new();
     for node in graph.nodes_in_order() {
-        let task = &graph.graph[node];
+        let task = &graph[node];
         if task.lane == Lane::Compute {
             let line = format!(
                 "{} {} {:?} {:?} {}",

@@ -19,7 +19,7 @@ impl SweepSize {
     /// The sites of `graph` and the parts its tasks make of each S.
     pub fn of(graph: &SweepGraph) -> Self {
         let mut parts = vec![vec![]; graph.sites()];
-        for task in graph.graph.node_weights() {
+        for task in graph.tasks() {
             for id in &task.outputs {
                 if let DataId::Part {
                     of: Shared::Proj { site },

@@ -87,7 +87,7 @@ impl PlanCache {
     /// while [`PLANS_KEPT`] are kept already or their tasks and its would pass
     /// [`PLAN_TASKS_KEPT`]; a graph larger than that is not kept.
     pub fn keep(&mut self, key: PlanKey, budgets: Option<&Budgets>, prepared: Prepared) {
-        let tasks = prepared.graph.graph.node_count();
+        let tasks = prepared.graph.task_count();
         if tasks > PLAN_TASKS_KEPT {
             return;
         }
@@ -111,7 +111,7 @@ impl PlanCache {
     fn tasks(&self) -> usize {
         self.entries
             .iter()
-            .map(|e| e.prepared.graph.graph.node_count())
+            .map(|e| e.prepared.graph.task_count())
             .sum()
     }
 

@@ -164,7 +164,7 @@ fn overhead_per_task(log: &RunLog, wall_s: f64) -> f64 {
 /// How many environments each tier held, from the spill tasks of `graph`.
 fn environment_tiers(graph: &SweepGraph) -> BTreeMap<String, usize> {
     let mut tiers = vec![Tier::Device; graph.environments()];
-    for task in graph.graph.node_weights() {
+    for task in graph.tasks() {
         if let Op::Spill { to } = task.op {
             tiers[task.site] = tiers[task.site].max(to);
         }

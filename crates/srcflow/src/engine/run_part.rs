@@ -72,7 +72,7 @@ impl Engine {
         let lease = alloc::CapLease::new(cap.map(with_memory_held_before));
         tracing::info!(
             sites = graph.sites(),
-            tasks = graph.graph.node_count(),
+            tasks = graph.task_count(),
             gflop = graph.total_flops() / 1e9,
             "sweep starts"
         );

@@ -102,10 +102,7 @@ impl Engine {
 
     /// A scratch directory for the run when `graph` spills to disk.
     pub(super) fn disk_tier(&self, graph: &SweepGraph) -> Result<Option<DiskTier<'_>>> {
-        let spills = graph
-            .graph
-            .node_weights()
-            .any(|t| t.op == Op::Spill { to: Tier::Disk });
+        let spills = graph.tasks().any(|t| t.op == Op::Spill { to: Tier::Disk });
         if !spills {
             return Ok(None);
         }

@@ -214,7 +214,7 @@ fn slice(
     if let Op::Spill { to: tier } | Op::Fetch { from: tier } = event.op {
         args["tier"] = json!(tier.to_string());
     }
-    if let (Op::Send | Op::Receive, Some(task)) = (event.op, graph.graph.node_weight(event.node)) {
+    if let (Op::Send | Op::Receive, Some(task)) = (event.op, graph.task(event.node)) {
         let value = task.inputs.first().or(task.outputs.first());
         args["value"] = json!(value.map(|id| id.to_string()));
     }

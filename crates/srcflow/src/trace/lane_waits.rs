@@ -5,8 +5,6 @@
 
 use crate::graph::{Lane, SweepGraph};
 use crate::sched::{RunLog, TaskEvent};
-use petgraph::visit::EdgeRef;
-use petgraph::Direction;
 use std::collections::HashMap;
 
 /// One task with the moment its lane came free and its input that arrived last.
@@ -49,9 +47,8 @@ pub(super) fn lane_waits<'a>(graph: &SweepGraph, log: &'a RunLog) -> Vec<LaneWai
             event,
             lane_free: lane_free.insert((event.lane, event.rank, event.device), event.end),
             last_input: graph
-                .graph
-                .edges_directed(event.node, Direction::Incoming)
-                .filter_map(|edge| by_node.get(&edge.source()).copied())
+                .incoming(event.node)
+                .filter_map(|edge| by_node.get(&edge.from).copied())
                 .max_by(|a, b| a.end.total_cmp(&b.end)),
         })
         .collect()

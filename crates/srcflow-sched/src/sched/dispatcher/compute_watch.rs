@@ -3,10 +3,8 @@
 
 use super::Dispatcher;
 use crate::graph::Op;
+use crate::graph::TaskId;
 use crate::sched::stall::{StallCause, StallClock};
-use petgraph::stable_graph::NodeIndex;
-use petgraph::visit::EdgeRef;
-use petgraph::Direction;
 use std::collections::HashMap;
 use std::time::Instant;
 
@@ -48,9 +46,9 @@ impl Dispatcher {
         let Some((step, index)) = self.left.first_compute() else {
             return;
         };
-        let node = NodeIndex::new(index);
-        let pass = self.graph.pass_of(self.graph.graph[node].op, step);
-        let compute = self.graph.graph[node].lane_id();
+        let node = TaskId::new(index);
+        let pass = self.graph.pass_of(self.graph[node].op, step);
+        let compute = self.graph[node].lane_id();
         let cause = if self.ready.get(&compute).is_some_and(|q| !q.is_empty()) {
             StallCause::Spill
         } else {
@@ -60,13 +58,13 @@ impl Dispatcher {
     }
 
     /// What kind of producer `node` still waits for.
-    fn missing_input(&self, node: NodeIndex) -> StallCause {
+    fn missing_input(&self, node: TaskId) -> StallCause {
         let mut cause = StallCause::Other;
-        for edge in self.graph.graph.edges_directed(node, Direction::Incoming) {
-            if self.finished[edge.source().index()] {
+        for edge in self.graph.incoming(node) {
+            if self.finished[edge.from.index()] {
                 continue;
             }
-            match self.graph.graph[edge.source()].op {
+            match self.graph[edge.from].op {
                 Op::Fetch { .. } | Op::Restore => return StallCause::Environment,
                 Op::ReadSite { .. } => cause = StallCause::InputCore,
                 _ => {}

@@ -3,8 +3,8 @@
 
 use super::super::FetchView;
 use super::Dispatcher;
+use crate::graph::TaskId;
 use crate::graph::{Lane, LaneId, Op, Task};
-use petgraph::stable_graph::NodeIndex;
 use std::time::Duration;
 
 impl Dispatcher {
@@ -118,7 +118,7 @@ impl Dispatcher {
             while let Some((_, flops)) = earlier_steps.next_if(|(&s, _)| s < step) {
                 flops_before += flops;
             }
-            queued += self.fetch_seconds(&self.graph.graph[NodeIndex::new(index)])?;
+            queued += self.fetch_seconds(&self.graph[TaskId::new(index)])?;
             let until = (flops_before / rate - running).max(0.0);
             spare = spare.min(until - queued);
         }

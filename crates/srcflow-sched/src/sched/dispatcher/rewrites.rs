@@ -5,14 +5,12 @@
 use super::super::governor::Recovery;
 use super::Dispatcher;
 use crate::error::{Error, Result};
-use petgraph::stable_graph::NodeIndex;
-use petgraph::visit::NodeIndexable;
-use petgraph::Direction;
+use crate::graph::TaskId;
 
 impl Dispatcher {
     /// Hands a failed allocation of `node` (after `seconds` of trying) to the governor and
     /// queues what it decides: the node again, or its two halves.
-    pub(super) fn recover(&mut self, node: NodeIndex, oom: &Error, seconds: f64) -> Result<()> {
+    pub(super) fn recover(&mut self, node: TaskId, oom: &Error, seconds: f64) -> Result<()> {
         let at = self.now_s();
         match self.governor.recover(&self.graph, node, oom, seconds, at)? {
             Recovery::Retry => self.make_ready(node),
@@ -24,15 +22,15 @@ impl Dispatcher {
     /// Rewrites `node` into two half-batch nodes and brings every count up to date: the
     /// halves are ready, its consumers wait for one more producer, its inputs have one more
     /// reader.
-    pub(super) fn split(&mut self, node: NodeIndex) {
+    pub(super) fn split(&mut self, node: TaskId) {
         let start = self.clock.now();
-        let old = self.graph.graph[node].clone();
+        let old = self.graph[node].clone();
         let halves = self
             .graph
             .split_in_halves(node)
             .expect("the governor splits only tasks with a batch of 2 or more");
         self.rewrites += 1;
-        let bound = self.graph.graph.node_bound();
+        let bound = self.graph.id_bound();
         self.waiting_on.resize(bound, 0);
         self.finished.resize(bound, false);
         self.left.remove_compute(old.step, node.index());
@@ -41,15 +39,11 @@ impl Dispatcher {
             self.waiting_on[half.index()] = 0;
             self.finished[half.index()] = false;
             self.left.add_compute(old.step, half.index());
-            flops += self.graph.graph[half].flops;
+            flops += self.graph[half].flops;
             self.make_ready(half);
         }
         self.left.add_flops(old.step, flops);
-        let consumers: Vec<NodeIndex> = self
-            .graph
-            .graph
-            .neighbors_directed(halves[1], Direction::Outgoing)
-            .collect();
+        let consumers: Vec<TaskId> = self.graph.successors(halves[1]).collect();
         for consumer in consumers {
             self.waiting_on[consumer.index()] += 1;
         }
@@ -63,14 +57,13 @@ impl Dispatcher {
     /// Removes the fold `node` and brings every count up to date: its readers wait for the
     /// producers of its inputs instead, with their unfolded flops, and those inputs have its
     /// readers as readers in its stead.
-    pub(super) fn unfold(&mut self, node: NodeIndex) {
+    pub(super) fn unfold(&mut self, node: TaskId) {
         let start = self.clock.now();
-        let fold = self.graph.graph[node].clone();
+        let fold = self.graph[node].clone();
         let before: f64 = self
             .graph
-            .graph
-            .neighbors_directed(node, Direction::Outgoing)
-            .map(|reader| self.graph.graph[reader].flops)
+            .successors(node)
+            .map(|reader| self.graph[reader].flops)
             .sum();
         let readers = self
             .graph
@@ -78,13 +71,12 @@ impl Dispatcher {
             .expect("the governor unfolds only fold tasks");
         self.rewrites += 1;
         self.left.remove_compute(fold.step, node.index());
-        let after: f64 = readers.iter().map(|&r| self.graph.graph[r].flops).sum();
+        let after: f64 = readers.iter().map(|&r| self.graph[r].flops).sum();
         self.left.add_flops(fold.step, after - before - fold.flops);
         for &reader in &readers {
             let waiting = self
                 .graph
-                .graph
-                .neighbors_directed(reader, Direction::Incoming)
+                .predecessors(reader)
                 .filter(|source| !self.finished[source.index()])
                 .count();
             self.waiting_on[reader.index()] = waiting;
