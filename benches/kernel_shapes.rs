@@ -119,7 +119,7 @@ fn backend_qr(cpu: &CpuBackend, (m, n): (usize, usize)) {
     let seconds = fastest(|| {
         std::hint::black_box(cpu.thin_qr(&a).expect("QR runs"));
     });
-    let flops = srcflow::kernels::qr_flops(m, n);
+    let flops = srcflow_tensor::kernels::qr_flops(m, n);
     println!(
         "QR {m} × {n}: intensity {:.0}, {:.1} GFLOP/s ({:.2e} s)",
         flops / (16.0 * (m * n) as f64),

@@ -162,7 +162,7 @@ fn cholesky_qr3(cpu: &CpuBackend, a: &Mat<C64>) {
 /// One line of output.
 fn report(method: &str, a: &Mat<C64>, seconds: f64, accuracy: Option<(f64, f64)>) {
     let (m, n) = a.shape();
-    let rate = srcflow::kernels::qr_flops(m, n) / seconds / 1e9;
+    let rate = srcflow_tensor::kernels::qr_flops(m, n) / seconds / 1e9;
     let accuracy = match accuracy {
         Some((orthogonality, residual)) => {
             format!("‖QᴴQ − I‖ {orthogonality:.1e}, ‖A − QR‖/‖A‖ {residual:.1e}")

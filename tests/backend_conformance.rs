@@ -11,7 +11,7 @@ use srcflow::device::PoolConfig;
 use srcflow::engine::BackendValues;
 use srcflow::gen::{random_mpo, random_mps};
 use srcflow::graph::{GraphOptions, Op, SweepGraph, Task};
-use srcflow::kernels::legs;
+use srcflow_tensor::kernels::legs;
 use srcflow::tensor::{AnyTensor, Array, DType, Leg, Meter, C64};
 use srcflow::Stack;
 use std::collections::HashMap;
@@ -618,7 +618,7 @@ fn core_legs() -> Vec<Vec<Leg>> {
 /// Ω of `site` over `cols` columns as the runs draw it.
 fn omega(graph: &SweepGraph, site: usize, cols: srcflow::graph::Cols) -> Dense {
     let (up, down) = graph.stack.output_phys(site);
-    let omega = srcflow::test_matrix::test_matrix::<C64>(7, site, up, down, cols);
+    let omega = srcflow_graph::test_matrix::test_matrix::<C64>(7, site, up, down, cols);
     Dense {
         dims: omega.shape().to_vec(),
         data: omega.into_data(),
@@ -652,7 +652,7 @@ fn env_tasks_match_the_plain_contraction_at_the_first_and_an_inner_site() {
 fn env_of_a_wide_operator_on_an_mpo_and_an_mps_matches_the_plain_contraction() {
     // A top layer of bond 12 over a bottom of bond 2: on an MPO the kernel weights the bottom
     // core with Ω first, on an MPS it absorbs both layers and contracts Ω last (the orders of
-    // srcflow::kernels::env, unit-tested there); MPO·MPS of the test above weights the top core.
+    // srcflow_tensor::kernels::env, unit-tested there); MPO·MPS of the test above weights the top core.
     on_every_backend(|backend, dtype| {
         let top = random_mpo(6, 2, 2, 12, 0.5, 1);
         let bottoms = [

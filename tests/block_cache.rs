@@ -2,7 +2,7 @@
 //! of any size they hold, hands out zeroed memory when asked, and gives cached memory back
 //! rather than pass its cap.
 
-use srcflow::alloc::{resident_bytes, stats, BlockCache, CapLease};
+use srcflow_tensor::alloc::{resident_bytes, stats, BlockCache, CapLease};
 
 #[global_allocator]
 static ALLOCATOR: BlockCache = BlockCache;

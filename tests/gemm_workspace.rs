@@ -4,7 +4,7 @@
 //! its GEMMs ran on.
 
 use faer::{c64, Accum, Mat, Par};
-use srcflow::alloc::{take_mapped_here, BlockCache};
+use srcflow_tensor::alloc::{take_mapped_here, BlockCache};
 use srcflow::backend::{Backend, CpuBackend, Stream};
 
 #[global_allocator]

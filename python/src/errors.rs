@@ -64,7 +64,7 @@ const ARGUMENTS: [(&str, &str); 13] = [
 
 /// The Python exception for `error`, whose message names the arguments a Python user sets.
 pub fn to_python(error: Error) -> PyErr {
-    let message = srcflow::error::renamed(&error.to_string(), &ARGUMENTS);
+    let message = srcflow_tensor::error::renamed(&error.to_string(), &ARGUMENTS);
     match error {
         Error::Io { .. } => PyOSError::new_err(message),
         Error::BadCore { .. } | Error::Shape(_) | Error::Manifest { .. } | Error::Invalid(_) => {

@@ -4,7 +4,7 @@
 use super::machine_calibration::calibrate;
 use super::trace_refinement::refine;
 use clap::Args;
-use srcflow::files::existing_parent;
+use srcflow_tensor::files::existing_parent;
 use srcflow::sim::MachineModel;
 use srcflow::Result;
 use std::path::PathBuf;

@@ -25,7 +25,7 @@ const FLAGS: [(&str, &str); 18] = [
 
 /// `message` with every setting it names replaced by its flag.
 pub fn with_flag_names(message: &str) -> String {
-    srcflow::error::renamed(message, &FLAGS)
+    srcflow_tensor::error::renamed(message, &FLAGS)
 }
 
 #[cfg(test)]

@@ -85,7 +85,7 @@ impl GenArgs {
 /// Runs `srcflow gen`.
 pub fn run(a: GenArgs) -> Result<()> {
     let spec = a.spec();
-    srcflow::files::fresh_path(&a.dir, "problem")?;
+    srcflow_tensor::files::fresh_path(&a.dir, "problem")?;
     let stack = generate(a.kind, &spec)?;
     srcflow::io::write_stack_as(&a.dir, &stack, a.dtype)?;
     let names: Vec<&str> = stack.layers().iter().map(|l| l.name.as_str()).collect();

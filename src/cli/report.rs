@@ -2,7 +2,7 @@
 //! moved and bandwidth, GFLOP/s, and how much I/O overlapped compute.
 
 use clap::Args;
-use srcflow::files::durable::write_whole;
+use srcflow_tensor::files::durable::write_whole;
 use srcflow::trace::{read_trace, timeline_svg, TraceSummary};
 use srcflow::{Error, Result};
 use std::path::PathBuf;

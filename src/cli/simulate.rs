@@ -48,7 +48,7 @@ pub struct SimulateArgs {
 /// Runs `srcflow simulate`.
 pub fn run(args: SimulateArgs) -> Result<()> {
     if let Some(path) = &args.trace {
-        srcflow::files::output_file(path, "trace (--trace)")?;
+        srcflow_tensor::files::output_file(path, "trace (--trace)")?;
     }
     let machine = MachineModel::read(&args.model)?;
     let (problem, engine) = args.problem.open(0, args.threads)?;

@@ -2,7 +2,7 @@
 //! measured against (contract, then compress; small problems only).
 
 use clap::Args;
-use srcflow::files::fresh_path;
+use srcflow_tensor::files::fresh_path;
 use srcflow::io::{OutputDir, ProblemDir};
 use srcflow::ops::truncate_svd;
 use srcflow::{engine::CoreSink, Result};

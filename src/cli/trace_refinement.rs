@@ -2,7 +2,7 @@
 //! with them (each compute slice holds its kernel, device, work, time and dispatch gap).
 
 use serde_json::Value;
-use srcflow::error::{Error, Result};
+use srcflow::{Error, Result};
 use srcflow::sim::{ComputeModel, MachineModel, Observation, KERNELS};
 use srcflow::tensor::Work;
 use std::collections::BTreeSet;

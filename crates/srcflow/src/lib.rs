@@ -6,9 +6,14 @@
 //!
 //! This crate is the top of the library: the engine that wires a run together ([`engine`]),
 //! checkpoints ([`checkpoint`]), problem and output directories ([`io`]), traces ([`trace`])
-//! and the calls above. The layers below are crates of their own, re-exported here under their
-//! module names: `srcflow-tensor` (tensors, backends, kernels), `srcflow-graph` (trains, the
-//! sweep graph, the planner) and `srcflow-sched` (store, scheduler, ranks, simulator).
+//! and the calls above. The layers below are crates of their own; what a user of the library
+//! needs from them is here under their module names: from `srcflow-tensor` [`tensor`],
+//! [`backend`] (to write a backend of your own), [`device`] (memory pools and injected
+//! faults) and the allocator ([`alloc`]); from `srcflow-graph` [`train`], [`graph`], [`plan`],
+//! [`gen`] and [`ops`]; from `srcflow-sched` [`ranks`], [`sim`] and the choices of [`sched`] and
+//! [`store`]. The rest of those crates (kernels, durable files, the scheduler's loop, spill
+//! files) is the engine's own: reach it through the crates themselves when you build on them,
+//! as the `srcflow` command does.
 
 #![warn(missing_docs)]
 
@@ -19,9 +24,31 @@ pub mod trace;
 
 mod api;
 
-pub use srcflow_graph::{gen, graph, ops, plan, test_matrix, train};
-pub use srcflow_sched::{ranks, sched, sim, store};
-pub use srcflow_tensor::{alloc, backend, device, error, files, kernels, tensor};
+pub use srcflow_graph::{gen, graph, ops, plan, train};
+pub use srcflow_sched::{ranks, sim};
+pub use srcflow_tensor::{backend, device, tensor};
+
+/// The block-cache allocator the `srcflow` command and the Python package install as their
+/// global allocator (`#[global_allocator] static A: srcflow::alloc::BlockCache = BlockCache;`),
+/// and what it holds.
+pub mod alloc {
+    pub use srcflow_tensor::alloc::{stats, BlockCache, CacheStats};
+}
+
+/// How a run is scheduled and what it logs: prefetch policies, pacing, progress, the run log
+/// and its memory events and stalls.
+pub mod sched {
+    pub use srcflow_sched::sched::{
+        progress_message, FetchView, GovernorLog, MemoryEvent, MemoryEventKind, MemorySample,
+        Pacing, Prefetch, PrefetchPolicy, Progress, RunLog, StallCause, Stalls, TaskEvent,
+    };
+}
+
+/// The scratch disk as a run uses it: caps on the disk lanes, injected disk faults and the
+/// bytes kept in each tier.
+pub mod store {
+    pub use srcflow_sched::store::{DiskFault, DiskRates, TierBytes};
+}
 
 pub use api::{apply, compress, src};
 pub use engine::{Engine, EngineBuilder, Options, Report, Run};
@@ -30,8 +57,9 @@ pub use srcflow_tensor::WATCH_EVERY;
 pub use srcflow_tensor::{Bandwidth, ByteSize, CancelToken, Error, Result, Tensor, Tier, C64};
 
 // The layers below, under the names their modules have there.
+use srcflow_graph::test_matrix;
 use srcflow_sched::liveness;
-use srcflow_tensor::{cancel, fault_spec, with_array};
+use srcflow_tensor::{cancel, error, fault_spec, files, kernels, with_array};
 
 /// The README's Rust examples, compiled and run as doctests.
 #[cfg(doctest)]

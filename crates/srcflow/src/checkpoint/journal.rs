@@ -3,7 +3,7 @@
 
 use crate::error::{Error, Result};
 use crate::graph::DataId;
-use crate::store::SpillFile;
+use srcflow_sched::store::SpillFile;
 use crate::tensor::DType;
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;

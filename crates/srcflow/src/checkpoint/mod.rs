@@ -25,7 +25,7 @@ use crate::cancel::CancelToken;
 use crate::error::{Error, Result};
 use crate::files::durable;
 use crate::graph::{DataId, Shared};
-use crate::store::{try_lock, DiskRates, SpillFile, Throttle};
+use srcflow_sched::store::{try_lock, DiskRates, SpillFile, Throttle};
 use crate::tensor::AnyTensor;
 use journal::{Entry, Journal};
 use pacing::SitePacing;

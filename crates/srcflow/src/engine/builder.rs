@@ -8,7 +8,7 @@ use crate::error::{Error, Result};
 use crate::graph::GraphOptions;
 use crate::plan::Budgets;
 use crate::ranks::{RankLayout, Transport};
-use crate::sched::{Pacing, PrefetchPolicy, Progress};
+use srcflow_sched::sched::{Pacing, PrefetchPolicy, Progress};
 use std::path::PathBuf;
 use std::sync::Arc;
 

@@ -2,7 +2,7 @@
 //! of the collectives, and how long it sat idle.
 
 use crate::graph::{Lane, Op};
-use crate::sched::RunLog;
+use srcflow_sched::sched::RunLog;
 use serde::Serialize;
 
 /// The busy and idle time of one device.
@@ -26,7 +26,7 @@ impl DeviceUse {
         (0..devices)
             .map(|device| {
                 let on = |lane: Lane| {
-                    move |e: &crate::sched::TaskEvent| e.lane == lane && e.device == device
+                    move |e: &srcflow_sched::sched::TaskEvent| e.lane == lane && e.device == device
                 };
                 let compute_busy_s = log.busy(on(Lane::Compute));
                 DeviceUse {

@@ -1,6 +1,6 @@
 //! `MemoryReport`: what the memory governor did in a run and what it cost.
 
-use crate::sched::{MemoryEvent, MemoryEventKind, RunLog};
+use srcflow_sched::sched::{MemoryEvent, MemoryEventKind, RunLog};
 use crate::ByteSize;
 use serde::Serialize;
 use std::collections::BTreeMap;

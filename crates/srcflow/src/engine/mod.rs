@@ -43,7 +43,7 @@ use crate::cancel::CancelToken;
 use crate::error::Result;
 use crate::graph::SweepGraph;
 use crate::ranks::{RankLayout, Transport};
-use crate::sched::{Pacing, Progress, RunLog};
+use srcflow_sched::sched::{Pacing, Progress, RunLog};
 use crate::train::Stack;
 use std::sync::Arc;
 

@@ -4,8 +4,8 @@
 use crate::device::Block;
 use crate::error::Result;
 use crate::graph::{DataId, SweepGraph, Task};
-use crate::sched::Executor;
-use crate::store::Value;
+use srcflow_sched::sched::Executor;
+use srcflow_sched::store::Value;
 use std::collections::HashMap;
 use std::sync::Mutex;
 

@@ -5,7 +5,7 @@ use crate::backend::{Backend, DeviceTensor};
 use crate::device::Block;
 use crate::error::Result;
 use crate::graph::DataId;
-use crate::store::Value;
+use srcflow_sched::store::Value;
 use std::collections::HashMap;
 use std::sync::Mutex;
 

@@ -3,7 +3,7 @@
 
 use crate::graph::{GraphOptions, SweepGraph};
 use crate::plan::{Budgets, Plan};
-use crate::sched::Pacing;
+use srcflow_sched::sched::Pacing;
 use crate::train::StackShape;
 use std::sync::Arc;
 

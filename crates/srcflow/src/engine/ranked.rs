@@ -5,7 +5,7 @@ use super::MemorySink;
 use crate::error::{Error, Result};
 use crate::graph::SweepGraph;
 use crate::ranks::{decode_tensors, Encoded, Exchange, ExchangeLane, RankLayout, Transport};
-use crate::sched::RunLog;
+use srcflow_sched::sched::RunLog;
 use crate::tensor::AnyTensor;
 use crate::trace::{join_rank_traces, rank_trace};
 use crate::train::Train;

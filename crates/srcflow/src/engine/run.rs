@@ -3,7 +3,7 @@
 use super::Report;
 use crate::error::{Error, Result};
 use crate::graph::SweepGraph;
-use crate::sched::RunLog;
+use srcflow_sched::sched::RunLog;
 use crate::trace::write_chrome_trace;
 use crate::train::Train;
 use std::path::Path;

@@ -3,13 +3,13 @@
 //! block cache, and the scratch directory of a run that spills to disk.
 
 use super::Engine;
-use crate::alloc;
+use srcflow_tensor::alloc;
 use crate::device::{FaultyPool, MemoryPool, PoolConfig, SimulatedPool};
 use crate::error::Result;
 use crate::graph::{Op, SweepGraph};
 use crate::plan::{MemoryProfile, PROCESS_BASELINE};
-use crate::sched::{Governor, SchedOptions};
-use crate::store::DiskTier;
+use srcflow_sched::sched::{Governor, SchedOptions};
+use srcflow_sched::store::DiskTier;
 use crate::Tier;
 use std::sync::Arc;
 

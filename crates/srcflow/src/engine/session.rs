@@ -148,7 +148,7 @@ impl Session {
     /// under way); the backends and their threads stay.
     pub fn trim(&self) {
         lock(&self.state.plans).clear();
-        crate::alloc::release_cached_if_idle();
+        srcflow_tensor::alloc::release_cached_if_idle();
     }
 
     /// [`Session::trim`], and drops the backends (their threads, GPU contexts and kernels)

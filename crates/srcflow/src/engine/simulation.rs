@@ -7,7 +7,7 @@ use super::{Engine, Report};
 use crate::error::Result;
 use crate::graph::SweepGraph;
 use crate::ranks::{AcrossNodes, Exchange};
-use crate::sched::{self, RunLog};
+use srcflow_sched::sched::{self, RunLog};
 use crate::sim::MachineModel;
 
 impl Engine {

@@ -4,8 +4,8 @@
 use crate::checkpoint::KillFault;
 use crate::device::DeviceOptions;
 use crate::plan::Budgets;
-use crate::sched::{Prefetch, PrefetchPolicy};
-use crate::store::{DiskFault, DiskRates};
+use srcflow_sched::sched::{Prefetch, PrefetchPolicy};
+use srcflow_sched::store::{DiskFault, DiskRates};
 use std::sync::Arc;
 
 /// Out-of-core choices of a run. The default plans nothing: every environment stays on the

@@ -17,7 +17,7 @@ use crate::error::Result;
 use crate::files::durable::write_whole;
 use crate::graph::{Lane, Op, SweepGraph};
 use crate::ranks::RankLayout;
-use crate::sched::{RunLog, TaskEvent};
+use srcflow_sched::sched::{RunLog, TaskEvent};
 use crate::tensor::Work;
 use serde_json::{json, Value};
 use std::collections::HashMap;

@@ -4,7 +4,7 @@
 //! which a performance model charges every compute task (`srcflow calibrate` reads it).
 
 use crate::graph::{Lane, SweepGraph};
-use crate::sched::{RunLog, TaskEvent};
+use srcflow_sched::sched::{RunLog, TaskEvent};
 use std::collections::HashMap;
 
 /// One task with the moment its lane came free and its input that arrived last.
