@@ -11,9 +11,9 @@ use srcflow::device::PoolConfig;
 use srcflow::engine::BackendValues;
 use srcflow::gen::{random_mpo, random_mps};
 use srcflow::graph::{GraphOptions, Op, SweepGraph, Task};
-use srcflow_tensor::kernels::legs;
 use srcflow::tensor::{AnyTensor, Array, DType, Leg, Meter, C64};
 use srcflow::Stack;
+use srcflow_tensor::kernels::legs;
 use std::collections::HashMap;
 
 /// The backends to hold to the references: the CPU, and CUDA device 0 where this machine has

@@ -4,8 +4,8 @@
 //! its GEMMs ran on.
 
 use faer::{c64, Accum, Mat, Par};
-use srcflow_tensor::alloc::{take_mapped_here, BlockCache};
 use srcflow::backend::{Backend, CpuBackend, Stream};
+use srcflow_tensor::alloc::{take_mapped_here, BlockCache};
 
 #[global_allocator]
 static ALLOCATOR: BlockCache = BlockCache;

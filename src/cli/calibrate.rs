@@ -4,9 +4,9 @@
 use super::machine_calibration::calibrate;
 use super::trace_refinement::refine;
 use clap::Args;
-use srcflow_tensor::files::existing_parent;
 use srcflow::sim::MachineModel;
 use srcflow::Result;
+use srcflow_tensor::files::existing_parent;
 use std::path::PathBuf;
 
 /// Arguments of `srcflow calibrate`.

@@ -5,13 +5,13 @@
 //! from a spill file written and read back.
 
 use super::trace_refinement::{add_runs, read_run, TracedRun};
-use srcflow::{Error, Result};
 use srcflow::gen::{generate, ProblemKind, ProblemSpec};
 use srcflow::io::write_stack;
 use srcflow::sim::{MachineModel, HOST_COPY, IO_WRITE};
-use srcflow_sched::store::{ScratchDir, SpillFile, Throttle};
 use srcflow::tensor::{Tensor, C64};
 use srcflow::CancelToken;
+use srcflow::{Error, Result};
+use srcflow_sched::store::{ScratchDir, SpillFile, Throttle};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;

@@ -2,9 +2,9 @@
 //! moved and bandwidth, GFLOP/s, and how much I/O overlapped compute.
 
 use clap::Args;
-use srcflow_tensor::files::durable::write_whole;
 use srcflow::trace::{read_trace, timeline_svg, TraceSummary};
 use srcflow::{Error, Result};
+use srcflow_tensor::files::durable::write_whole;
 use std::path::PathBuf;
 
 /// Arguments of `srcflow report`.

@@ -8,14 +8,14 @@ use super::{print_report, ReportStyle};
 use clap::Args;
 use srcflow::checkpoint::CheckpointEvery;
 use srcflow::engine::MemorySink;
-use srcflow_tensor::files::durable::write_whole;
-use srcflow_tensor::files::{fresh_path, output_file};
 use srcflow::io::OutputDir;
 use srcflow::ranks::Transport;
 use srcflow::sched::RunLog;
-use srcflow_sched::store::clean_stale;
 use srcflow::Result;
 use srcflow::{Engine, EngineBuilder, SweepGraph};
+use srcflow_sched::store::clean_stale;
+use srcflow_tensor::files::durable::write_whole;
+use srcflow_tensor::files::{fresh_path, output_file};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 

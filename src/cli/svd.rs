@@ -2,10 +2,10 @@
 //! measured against (contract, then compress; small problems only).
 
 use clap::Args;
-use srcflow_tensor::files::fresh_path;
 use srcflow::io::{OutputDir, ProblemDir};
 use srcflow::ops::truncate_svd;
 use srcflow::{engine::CoreSink, Result};
+use srcflow_tensor::files::fresh_path;
 use std::path::PathBuf;
 
 /// Arguments of `srcflow svd`.

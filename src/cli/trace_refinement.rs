@@ -2,9 +2,9 @@
 //! with them (each compute slice holds its kernel, device, work, time and dispatch gap).
 
 use serde_json::Value;
-use srcflow::{Error, Result};
 use srcflow::sim::{ComputeModel, MachineModel, Observation, KERNELS};
 use srcflow::tensor::Work;
+use srcflow::{Error, Result};
 use std::collections::BTreeSet;
 use std::path::Path;
 

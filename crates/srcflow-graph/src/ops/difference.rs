@@ -3,7 +3,7 @@
 use crate::tensor::{Tensor, C64};
 
 /// Cores of `a − b` (both `[l, r, u, d]`, same physical legs), with bonds `la + lb` and `ra + rb`.
-pub fn difference(a: &[Tensor], b: &[Tensor]) -> Vec<Tensor> {
+pub(crate) fn difference(a: &[Tensor], b: &[Tensor]) -> Vec<Tensor> {
     let n = a.len();
     (0..n)
         .map(|site| {

@@ -13,7 +13,7 @@ fn position(site: usize, len: usize) -> (bool, bool) {
 }
 
 /// Rank of a core in quimb layout.
-pub fn quimb_rank(kind: Kind, site: usize, len: usize) -> usize {
+pub(crate) fn quimb_rank(kind: Kind, site: usize, len: usize) -> usize {
     let (has_left, has_right) = position(site, len);
     let phys = match kind {
         Kind::Mps => 1,
@@ -23,7 +23,7 @@ pub fn quimb_rank(kind: Kind, site: usize, len: usize) -> usize {
 }
 
 /// Names of the axes of a core in quimb layout, for error messages.
-pub fn quimb_axes(kind: Kind, site: usize, len: usize) -> String {
+pub(crate) fn quimb_axes(kind: Kind, site: usize, len: usize) -> String {
     let (has_left, has_right) = position(site, len);
     let mut axes = Vec::new();
     if has_left {

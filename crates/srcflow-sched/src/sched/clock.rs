@@ -4,14 +4,14 @@
 use std::time::Instant;
 
 /// The scheduler's source of time.
-pub trait Clock: Send + Sync {
+pub(crate) trait Clock: Send + Sync {
     /// The current time.
     fn now(&self) -> Instant;
 }
 
 /// The wall clock.
 #[derive(Clone, Copy, Debug, Default)]
-pub struct WallClock;
+pub(crate) struct WallClock;
 
 impl Clock for WallClock {
     fn now(&self) -> Instant {

@@ -6,7 +6,7 @@ use crate::Tier;
 
 /// The blocks one task allocates on the device: its outputs, then its workspace.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct DeviceRequest {
+pub(crate) struct DeviceRequest {
     /// Bytes of each block.
     pub blocks: Vec<u64>,
 }

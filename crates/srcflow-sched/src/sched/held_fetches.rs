@@ -15,7 +15,7 @@ struct Held {
 
 /// Fetched slices by the value they produce.
 #[derive(Debug, Default)]
-pub struct HeldFetches {
+pub(crate) struct HeldFetches {
     held: HashMap<DataId, Held>,
 }
 

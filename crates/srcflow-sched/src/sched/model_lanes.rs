@@ -21,7 +21,7 @@ pub trait TaskTimer: Sync {
 
 /// A clock that moves only when the simulation moves it.
 #[derive(Debug)]
-pub struct VirtualClock {
+pub(crate) struct VirtualClock {
     origin: Instant,
     nanos: AtomicU64,
 }

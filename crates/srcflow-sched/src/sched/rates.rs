@@ -6,7 +6,7 @@ use std::collections::HashMap;
 
 /// Work done and time taken, per lane, and the caps some lanes are known to run under.
 #[derive(Debug, Default)]
-pub struct Rates {
+pub(crate) struct Rates {
     done: HashMap<Lane, (f64, f64)>,
     caps: HashMap<Lane, f64>,
 }

@@ -75,7 +75,7 @@ impl Stalls {
 
 /// Times the compute lane's idle spells and books them by pass and cause.
 #[derive(Debug, Default)]
-pub struct StallClock {
+pub(crate) struct StallClock {
     open: Option<(Instant, Pass, StallCause)>,
     /// Left-to-right pass.
     pub left_to_right: Stalls,

@@ -17,7 +17,7 @@ use std::time::Instant;
 
 /// The kinds of primitive a task's time is split into.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Primitive {
+pub(crate) enum Primitive {
     /// Batched GEMMs.
     Gemm,
     /// QR and SVD factorizations.

@@ -26,7 +26,7 @@ pub fn write_whole(path: &Path, bytes: &[u8]) -> Result<()> {
 }
 
 /// Flushes the written file `temporary` to the disk and renames it to `path`, durably.
-pub fn publish(temporary: &Path, path: &Path) -> Result<()> {
+pub(crate) fn publish(temporary: &Path, path: &Path) -> Result<()> {
     flush_and_rename(temporary, path)?;
     sync_folder_of(path)
 }

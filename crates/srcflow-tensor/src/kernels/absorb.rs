@@ -8,7 +8,7 @@ use crate::tensor::{Meter, Operand};
 /// sketch. C comes first, so every intermediate scales with the sketch columns a batch holds;
 /// the layers go in the order of fewest flops (`order::fold`); among equals, bottom first, so the
 /// biggest GEMM (environment times ket core) needs no permutation of the environment.
-pub fn absorb<O: Operand>(c_prev: &O, cores: &[O], meter: &mut Meter) -> Result<O> {
+pub(crate) fn absorb<O: Operand>(c_prev: &O, cores: &[O], meter: &mut Meter) -> Result<O> {
     let bottom_first: Vec<&O> = cores.iter().rev().collect();
     fold(c_prev, &bottom_first, meter)
 }

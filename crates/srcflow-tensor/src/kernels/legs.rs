@@ -59,8 +59,3 @@ pub fn sketch() -> Vec<Leg> {
 pub fn basis() -> Vec<Leg> {
     vec![Leg::OutLeft, Leg::Up, Leg::Down, Leg::OutRight]
 }
-
-/// Legs of an output core in train form `[l, r, u, d]`.
-pub fn out_core() -> Vec<Leg> {
-    vec![Leg::OutLeft, Leg::OutRight, Leg::Up, Leg::Down]
-}

@@ -26,7 +26,7 @@ pub fn fold<O: Operand>(start: &O, others: &[&O], meter: &mut Meter) -> Result<O
 
 /// [`fold`], with the last contraction's result in `order` (computed as the product that
 /// copies fewer elements to get there; [`contract_into`]). `others` must not be empty.
-pub fn fold_into<O: Operand>(
+pub(crate) fn fold_into<O: Operand>(
     start: &O,
     others: &[&O],
     order: &[Leg],

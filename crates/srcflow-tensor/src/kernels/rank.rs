@@ -2,7 +2,7 @@
 
 /// The number of leading `singular` values (in decreasing order) to keep: at most `cap`, none
 /// below `cutoff · σ_max` when `cutoff > 0`, and always at least one.
-pub fn kept_rank(singular: &[f64], cap: usize, cutoff: f64) -> usize {
+pub(crate) fn kept_rank(singular: &[f64], cap: usize, cutoff: f64) -> usize {
     let largest = singular.first().copied().unwrap_or(0.0);
     if cutoff > 0.0 && largest <= 0.0 {
         return 1;

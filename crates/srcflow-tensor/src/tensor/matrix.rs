@@ -15,7 +15,7 @@ pub fn view<T: Scalar>(data: &[T], rows: usize, cols: usize) -> MatRef<'_, T> {
 }
 
 /// The elements of `m` in row-major order.
-pub fn row_major<T: Scalar>(m: MatRef<'_, T>) -> Vec<T> {
+pub(crate) fn row_major<T: Scalar>(m: MatRef<'_, T>) -> Vec<T> {
     (0..m.nrows())
         .flat_map(|i| (0..m.ncols()).map(move |j| m[(i, j)]))
         .collect()
@@ -198,7 +198,7 @@ fn thin_q<T: Scalar>(basis: MatRef<'_, T>, coeff: MatRef<'_, T>, par: Par) -> Ve
 }
 
 /// A thin SVD in row-major vectors: U, the singular values, Vᴴ and the rank.
-pub type RowMajorSvd<T> = (Vec<T>, Vec<f64>, Vec<T>, usize);
+pub(crate) type RowMajorSvd<T> = (Vec<T>, Vec<f64>, Vec<T>, usize);
 
 /// Thin SVD of row-major `rows × cols`: (U, singular values, Vᴴ), U and Vᴴ row-major.
 pub fn thin_svd<T: Scalar>(data: &[T], rows: usize, cols: usize) -> Result<RowMajorSvd<T>> {

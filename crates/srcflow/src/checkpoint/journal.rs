@@ -3,9 +3,9 @@
 
 use crate::error::{Error, Result};
 use crate::graph::DataId;
-use srcflow_sched::store::SpillFile;
 use crate::tensor::DType;
 use serde::{Deserialize, Serialize};
+use srcflow_sched::store::SpillFile;
 use std::collections::HashMap;
 use std::fs::{File, OpenOptions};
 use std::io::Write;
@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 
 /// One value the checkpoint holds: its name, file and what the file holds.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct Entry {
+pub(crate) struct Entry {
     /// The value, by content ([`DataId::content`]).
     pub value: DataId,
     /// Its file, in the checkpoint directory.
@@ -33,10 +33,10 @@ impl Entry {
 }
 
 /// How long the journal's records may wait to be flushed to the disk while records come.
-pub const FLUSH_EVERY: Duration = Duration::from_secs(1);
+pub(crate) const FLUSH_EVERY: Duration = Duration::from_secs(1);
 
 /// The journal file, open for appending.
-pub struct Journal {
+pub(crate) struct Journal {
     path: PathBuf,
     file: File,
     /// When its records were last flushed to the disk.

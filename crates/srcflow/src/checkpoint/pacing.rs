@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 /// or its S) that comes once the interval has passed since the last site kept decides for
 /// every value of that site and kind.
 #[derive(Debug)]
-pub struct SitePacing {
+pub(crate) struct SitePacing {
     interval: Duration,
     state: Mutex<Decided>,
 }

@@ -58,7 +58,7 @@ impl SweepSize {
 
 /// The values of `kept` that a resume from site `k` does not read: the environments of sites
 /// `k − 1` on, and the projected environments (whole or parts) of sites after `k`.
-pub fn superseded<V>(kept: &HashMap<DataId, V>, k: usize) -> Vec<DataId> {
+pub(crate) fn superseded<V>(kept: &HashMap<DataId, V>, k: usize) -> Vec<DataId> {
     let dead = |id: &DataId| match *id {
         DataId::Env { site, .. } => site + 1 >= k,
         DataId::Proj { site }

@@ -9,7 +9,7 @@ use crate::tensor::AnyTensor;
 
 /// The part of the host core `core` that `task` (an upload of a part) puts on its device: the
 /// device's share of the core's elements, cut on the host so that only it is copied.
-pub fn upload_part(graph: &SweepGraph, task: &Task, core: &AnyTensor) -> Result<AnyTensor> {
+pub(crate) fn upload_part(graph: &SweepGraph, task: &Task, core: &AnyTensor) -> Result<AnyTensor> {
     match task.outputs[0] {
         DataId::Part {
             device,

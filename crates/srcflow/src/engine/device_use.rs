@@ -2,8 +2,8 @@
 //! of the collectives, and how long it sat idle.
 
 use crate::graph::{Lane, Op};
-use srcflow_sched::sched::RunLog;
 use serde::Serialize;
+use srcflow_sched::sched::RunLog;
 
 /// The busy and idle time of one device.
 #[derive(Clone, Debug, Serialize)]

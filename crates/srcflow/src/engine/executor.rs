@@ -13,11 +13,11 @@ use crate::device::{Block, DeviceFault};
 use crate::error::{Error, Result};
 use crate::graph::{Cols, Lane, Op, SweepGraph, Task};
 use crate::ranks::Post;
-use srcflow_sched::sched::Executor;
-use srcflow_sched::store::{DiskTier, InMemory, Value};
 use crate::tensor::{AnyTensor, Meter};
 use crate::Tier;
 use crossbeam_channel::Sender;
+use srcflow_sched::sched::Executor;
+use srcflow_sched::store::{DiskTier, InMemory, Value};
 use std::sync::{Arc, Mutex};
 
 /// Routes tasks: reads to the source, writes to the sink, copies to the backend or the disk

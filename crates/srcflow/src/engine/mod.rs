@@ -43,8 +43,8 @@ use crate::cancel::CancelToken;
 use crate::error::Result;
 use crate::graph::SweepGraph;
 use crate::ranks::{RankLayout, Transport};
-use srcflow_sched::sched::{Pacing, Progress, RunLog};
 use crate::train::Stack;
+use srcflow_sched::sched::{Pacing, Progress, RunLog};
 use std::sync::Arc;
 
 /// Runs SRC sweeps on the backends of its devices.

@@ -3,8 +3,8 @@
 
 use crate::graph::{GraphOptions, SweepGraph};
 use crate::plan::{Budgets, Plan};
-use srcflow_sched::sched::Pacing;
 use crate::train::StackShape;
+use srcflow_sched::sched::Pacing;
 use std::sync::Arc;
 
 /// Plans a session keeps; past this many the least recently used is forgotten. A time

@@ -5,10 +5,10 @@ use super::MemorySink;
 use crate::error::{Error, Result};
 use crate::graph::SweepGraph;
 use crate::ranks::{decode_tensors, Encoded, Exchange, ExchangeLane, RankLayout, Transport};
-use srcflow_sched::sched::RunLog;
 use crate::tensor::AnyTensor;
 use crate::trace::{join_rank_traces, rank_trace};
 use crate::train::Train;
+use srcflow_sched::sched::RunLog;
 use std::collections::hash_map::DefaultHasher;
 use std::hash::{Hash, Hasher};
 

@@ -4,11 +4,11 @@ use super::{DeviceUse, MemoryReport};
 use crate::backend::Backend;
 use crate::graph::{capped_chi_out, Lane, Op, Pass, SweepGraph};
 use crate::ranks::ExchangeUse;
-use srcflow_sched::sched::{RunLog, Stalls, TaskEvent};
 use crate::sim::KernelCoverage;
-use srcflow_sched::store::TierBytes;
 use crate::{ByteSize, Tier};
 use serde::Serialize;
+use srcflow_sched::sched::{RunLog, Stalls, TaskEvent};
+use srcflow_sched::store::TierBytes;
 use std::collections::BTreeMap;
 use std::fmt;
 

@@ -3,9 +3,9 @@
 use super::Report;
 use crate::error::{Error, Result};
 use crate::graph::SweepGraph;
-use srcflow_sched::sched::RunLog;
 use crate::trace::write_chrome_trace;
 use crate::train::Train;
+use srcflow_sched::sched::RunLog;
 use std::path::Path;
 use std::sync::Arc;
 

@@ -6,11 +6,11 @@ use super::executor::TaskRouter;
 use super::left_edge::LeftEdgeSink;
 use super::scheduling::{with_memory_held_before, DeviceMemory};
 use super::{ranked, CheckpointUse, CoreSink, CoreSource, Engine, Report};
-use srcflow_tensor::alloc;
 use crate::error::Result;
 use crate::graph::SweepGraph;
 use crate::ranks::{ExchangeLane, RankGraph};
 use srcflow_sched::sched::{self, Governor, RunLog, SchedOptions};
+use srcflow_tensor::alloc;
 use std::sync::Arc;
 use std::time::Instant;
 

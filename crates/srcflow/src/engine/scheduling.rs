@@ -3,14 +3,14 @@
 //! block cache, and the scratch directory of a run that spills to disk.
 
 use super::Engine;
-use srcflow_tensor::alloc;
 use crate::device::{FaultyPool, MemoryPool, PoolConfig, SimulatedPool};
 use crate::error::Result;
 use crate::graph::{Op, SweepGraph};
 use crate::plan::{MemoryProfile, PROCESS_BASELINE};
+use crate::Tier;
 use srcflow_sched::sched::{Governor, SchedOptions};
 use srcflow_sched::store::DiskTier;
-use crate::Tier;
+use srcflow_tensor::alloc;
 use std::sync::Arc;
 
 /// Whose memory pools a run's governor allocates from.

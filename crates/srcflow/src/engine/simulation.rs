@@ -7,8 +7,8 @@ use super::{Engine, Report};
 use crate::error::Result;
 use crate::graph::SweepGraph;
 use crate::ranks::{AcrossNodes, Exchange};
-use srcflow_sched::sched::{self, RunLog};
 use crate::sim::MachineModel;
+use srcflow_sched::sched::{self, RunLog};
 
 impl Engine {
     /// Simulates the run of `graph` on `machine`: the same plan, scheduler, prefetch policy and

@@ -9,7 +9,7 @@ use crate::train::{core_path, Kind};
 use std::path::Path;
 
 /// The name of the one layer of an output directory.
-pub const OUTPUT_LAYER: &str = "out";
+pub(crate) const OUTPUT_LAYER: &str = "out";
 
 /// An output problem directory with one layer `out`; appears at its path only when committed.
 pub struct OutputDir {

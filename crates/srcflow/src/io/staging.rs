@@ -6,7 +6,7 @@ use crate::liveness::process_is_gone;
 use std::path::{Path, PathBuf};
 
 /// A directory built under a temporary name next to its destination; removed unless committed.
-pub struct StagingDir {
+pub(crate) struct StagingDir {
     staging: PathBuf,
     destination: PathBuf,
     committed: bool,

@@ -76,7 +76,7 @@ fn trim_cache(context: &CudaContext) -> Result<()> {
 
 /// A CUDA device's memory for the governor during one run: the accounting of a
 /// [`SimulatedPool`], the driver's pool set to keep its cache (see the module documentation).
-pub struct DriverPool {
+pub(crate) struct DriverPool {
     accounting: SimulatedPool,
     context: Arc<CudaContext>,
     /// The driver pool's release threshold before the run, put back when it ends.

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock};
 
 /// Compiled kernels in memory, and the folder that keeps them on disk (`None`: memory only).
-pub struct KernelCache {
+pub(crate) struct KernelCache {
     dir: Option<PathBuf>,
     compiled: Mutex<Vec<(String, Arc<Vec<u8>>)>>,
 }
@@ -60,7 +60,7 @@ impl KernelCache {
 
 /// Where compiled kernels are kept between processes: `SRCFLOW_KERNEL_CACHE`, else
 /// `$XDG_CACHE_HOME/srcflow/kernels`, else `~/.cache/srcflow/kernels` (`None` without a home).
-pub fn default_dir() -> Option<PathBuf> {
+pub(crate) fn default_dir() -> Option<PathBuf> {
     let var = |name| {
         std::env::var_os(name)
             .filter(|v| !v.is_empty())

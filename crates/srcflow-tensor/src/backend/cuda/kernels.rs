@@ -12,7 +12,7 @@ const TYPES: &str = include_str!("../../../kernels/types.cuh");
 
 /// One `.cu` file of `kernels/`.
 #[derive(Clone, Copy, Debug)]
-pub struct KernelFile {
+pub(crate) struct KernelFile {
     /// Its file name.
     pub name: &'static str,
     /// Its text.
@@ -20,7 +20,7 @@ pub struct KernelFile {
 }
 
 /// Every `.cu` file of `kernels/`.
-pub const FILES: [KernelFile; 2] = [
+pub(crate) const FILES: [KernelFile; 2] = [
     KernelFile {
         name: "strided_copy.cu",
         text: include_str!("../../../kernels/strided_copy.cu"),
@@ -119,7 +119,7 @@ fn options(arch: &str) -> [String; 2] {
 /// The name under which the CUBIN of `file` for `arch` is kept on disk: the file, the
 /// architecture, NVRTC's version and a hash of the source and options
 /// (`strided_copy-sm_90-nvrtc12.9-…​.cubin`); another source, option or NVRTC gives another.
-pub fn cache_key(file: KernelFile, arch: &str) -> Result<String> {
+pub(crate) fn cache_key(file: KernelFile, arch: &str) -> Result<String> {
     use std::hash::{Hash, Hasher};
     nvrtc_present()?;
     let (mut major, mut minor) = (0, 0);
@@ -163,7 +163,7 @@ unsafe fn cubin_of(program: sys::nvrtcProgram, file: KernelFile, arch: &str) -> 
 }
 
 /// An error unless NVRTC's library can be loaded.
-pub fn nvrtc_present() -> Result<()> {
+pub(crate) fn nvrtc_present() -> Result<()> {
     // SAFETY: loading a shared library by name runs its initialisers; NVRTC's are benign.
     if unsafe { cudarc::nvrtc::sys::is_culib_present() } {
         Ok(())

@@ -5,7 +5,7 @@ use cudarc::cublas::sys as blas;
 use cudarc::cusolver::sys as solver;
 
 /// A device address, as the library routines take it.
-pub type Address = u64;
+pub(crate) type Address = u64;
 
 /// An element type with its cuBLAS GEMM and cuSOLVER QR and SVD routines (device addresses of
 /// matrices in column-major order, as the libraries take them).
@@ -13,7 +13,7 @@ pub type Address = u64;
 /// # Safety
 /// Every address must point to device memory of the context bound to the calling thread, large
 /// enough for the sizes given.
-pub trait CudaScalar: Typed {
+pub(crate) trait CudaScalar: Typed {
     /// The real type of its singular values.
     type SingularValue: Typed;
 

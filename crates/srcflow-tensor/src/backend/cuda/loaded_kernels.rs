@@ -14,7 +14,7 @@ const BLOCK: u32 = 256;
 const MAX_BLOCKS: usize = 1 << 16;
 
 /// Every kernel the backend launches, loaded into one context.
-pub struct LoadedKernels {
+pub(crate) struct LoadedKernels {
     functions: HashMap<String, CudaFunction>,
 }
 
@@ -55,7 +55,7 @@ impl LoadedKernels {
 
 /// A one-dimensional launch with enough threads for `n` elements (grid-stride beyond
 /// [`MAX_BLOCKS`] blocks).
-pub fn covering(n: usize) -> LaunchConfig {
+pub(crate) fn covering(n: usize) -> LaunchConfig {
     let blocks = n.div_ceil(BLOCK as usize).clamp(1, MAX_BLOCKS);
     LaunchConfig {
         grid_dim: (blocks as u32, 1, 1),

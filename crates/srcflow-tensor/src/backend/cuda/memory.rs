@@ -9,7 +9,7 @@ use cudarc::driver::{CudaSlice, CudaStream, DevicePtr, DevicePtrMut};
 use std::sync::Arc;
 
 /// The bytes of one tensor on the device. Freed (stream-ordered) when the last handle drops.
-pub struct DeviceBuffer {
+pub(crate) struct DeviceBuffer {
     bytes: CudaSlice<u8>,
 }
 
@@ -100,7 +100,7 @@ pub fn buffer<'t>(tensor: &'t DeviceTensor, stream: &CudaStream) -> Result<&'t D
 
 /// The buffer behind `tensor` to write into, when no other handle shares it and it is on
 /// `stream`'s device.
-pub fn buffer_mut<'t>(
+pub(crate) fn buffer_mut<'t>(
     tensor: &'t mut DeviceTensor,
     stream: &CudaStream,
 ) -> Result<&'t mut DeviceBuffer> {
@@ -119,7 +119,7 @@ pub fn buffer_mut<'t>(
 }
 
 /// A tensor of `dims` and `dtype` over `buffer`.
-pub fn tensor_over(dims: Vec<usize>, dtype: DType, buffer: DeviceBuffer) -> DeviceTensor {
+pub(crate) fn tensor_over(dims: Vec<usize>, dtype: DType, buffer: DeviceBuffer) -> DeviceTensor {
     DeviceTensor::new(dims, dtype, Arc::new(buffer))
 }
 
@@ -171,7 +171,7 @@ pub fn download(stream: &Arc<CudaStream>, tensor: &DeviceTensor) -> Result<AnyTe
 }
 
 /// Waits until the work issued on `stream` is complete, and reports its errors.
-pub fn synchronize(stream: &CudaStream) -> Result<()> {
+pub(crate) fn synchronize(stream: &CudaStream) -> Result<()> {
     stream
         .synchronize()
         .map_err(|e| cuda_error("cuStreamSynchronize", e))

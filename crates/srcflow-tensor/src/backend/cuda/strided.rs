@@ -13,7 +13,7 @@ const MAX_RANK: usize = 8;
 /// another tensor. Laid out as the `Strided` struct of `kernels/types.cuh`.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Strided {
+pub(crate) struct Strided {
     rank: i32,
     offset: i64,
     dims: [i64; MAX_RANK],
