@@ -7,7 +7,7 @@
 //! of the runs under way; a range given back reads as zeros and faults its pages in again when
 //! used. Written ranges are preferred, the smallest that fits first.
 
-use super::cap_lease::cap_in_force;
+use super::leases::cap_in_force;
 use super::resident::resident_bytes;
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;

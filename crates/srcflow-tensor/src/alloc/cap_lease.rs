@@ -2,25 +2,8 @@
 //! process within the sum of the caps of the runs under way, and uncapped while any of them
 //! has none, so that runs sharing a process do not reset each other's caps.
 
-use std::sync::Mutex;
-
-/// The leases in force: how many cap, the sum of their caps, and how many do not cap.
-struct Leases {
-    capped: usize,
-    bytes: usize,
-    uncapped: usize,
-}
-
-static LEASES: Mutex<Leases> = Mutex::new(Leases {
-    capped: 0,
-    bytes: 0,
-    uncapped: 0,
-});
-
-/// The leases, even if a thread panicked while holding them (they stay consistent).
-fn leases() -> std::sync::MutexGuard<'static, Leases> {
-    LEASES.lock().unwrap_or_else(|e| e.into_inner())
-}
+use super::block_cache::release_cached;
+use super::leases::leases;
 
 /// A run's cap on resident memory, in force until dropped.
 #[derive(Debug)]
@@ -63,19 +46,8 @@ impl Drop for CapLease {
         let last = leases.capped == 0 && leases.uncapped == 0;
         drop(leases);
         if last {
-            super::block_cache::release_cached();
+            release_cached();
         }
-    }
-}
-
-/// The cap the block cache keeps to now: the sum of the leases' caps, or none when no lease
-/// caps or one lease does not.
-pub(super) fn cap_in_force() -> usize {
-    let leases = leases();
-    if leases.capped == 0 || leases.uncapped > 0 {
-        usize::MAX
-    } else {
-        leases.bytes
     }
 }
 
@@ -86,6 +58,6 @@ pub fn release_cached_if_idle() {
         leases.capped == 0 && leases.uncapped == 0
     };
     if idle {
-        super::block_cache::release_cached();
+        release_cached();
     }
 }

@@ -15,6 +15,7 @@
 
 mod block_cache;
 mod cap_lease;
+mod leases;
 mod resident;
 
 pub use block_cache::{stats, take_mapped_here, BlockCache, CacheStats};

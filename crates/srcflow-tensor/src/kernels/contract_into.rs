@@ -2,7 +2,7 @@
 //! the transposed product `b · a`, whichever copies fewer elements (the inputs into GEMM order,
 //! the result into that order).
 
-use super::order::proxy;
+use super::search_shape::proxy;
 use crate::error::Result;
 use crate::tensor::{
     keeps_layout, permutation, ContractionPlan, Labeled, Leg, Meter, Operand, Shape,

@@ -1,6 +1,7 @@
 //! Left-to-right pass: the next sketched environment C_j.
 
-use super::order::{cheapest, key, proxy, remembered};
+use super::order::{cheapest, key, remembered};
+use super::search_shape::proxy;
 use super::{absorb, legs};
 use crate::error::Result;
 use crate::tensor::{Labeled, Leg, Meter, Operand, Shape};

@@ -15,6 +15,7 @@ mod project;
 mod qr;
 mod rank;
 mod round;
+mod search_shape;
 pub mod site_product;
 mod sketch;
 

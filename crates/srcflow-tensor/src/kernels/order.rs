@@ -5,6 +5,7 @@
 //! The same dry runs and rule ([`cheapest`]) choose the environment kernel's order.
 
 use super::contract_into::contract_into;
+use super::search_shape::proxy;
 use crate::error::Result;
 use crate::tensor::{Labeled, Leg, Meter, Operand, Shape};
 use std::collections::HashMap;
@@ -43,11 +44,6 @@ pub(crate) fn fold_into<O: Operand>(
 /// Most operands whose orders are all tried (6! = 720 dry runs of a few contractions each).
 const SEARCHED: usize = 6;
 
-/// The size the search gives the batched legs (sketch columns, basis rows), whatever their
-/// real size: a half-batch slice then folds in the same order as its whole batch and sums bit
-/// for bit the same.
-const BATCH_PROXY: usize = 256;
-
 /// Shapes of the operands of one fold: the key of a remembered order.
 pub(super) type Key = Vec<(Vec<Leg>, Vec<usize>)>;
 
@@ -62,22 +58,6 @@ fn cheapest_order<O: Operand>(start: &O, others: &[&O]) -> Vec<usize> {
     static REMEMBERED: OnceLock<Mutex<HashMap<Key, Vec<usize>>>> = OnceLock::new();
     let key = key(&[std::slice::from_ref(&start), &others].concat());
     remembered(&REMEMBERED, key, || search(&start, &others))
-}
-
-/// The shape of `operand` as the searches see it: the batched legs at [`BATCH_PROXY`].
-pub(super) fn proxy<O: Operand>(operand: &O) -> Labeled<Shape> {
-    Labeled {
-        legs: operand.legs().to_vec(),
-        value: operand
-            .legs()
-            .iter()
-            .zip(operand.dims())
-            .map(|(leg, &dim)| match leg {
-                Leg::Col | Leg::OutLeft => BATCH_PROXY,
-                _ => dim,
-            })
-            .collect(),
-    }
 }
 
 /// The key of the shapes `operands` in a table of remembered choices.

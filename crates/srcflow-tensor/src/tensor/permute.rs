@@ -1,6 +1,5 @@
 //! Axis permutation of a dense tensor (a strided copy, parallel over rows).
 
-use super::plan::is_identity;
 use super::{Array, Scalar};
 use rayon::prelude::*;
 
@@ -307,6 +306,11 @@ pub(crate) fn advance(
         index[i] = 0;
     }
     offset
+}
+
+/// True when `perm` leaves every axis in place.
+pub(crate) fn is_identity(perm: &[usize]) -> bool {
+    perm.iter().enumerate().all(|(i, &p)| i == p)
 }
 
 #[cfg(test)]

@@ -158,8 +158,3 @@ impl OperandLayout {
         }
     }
 }
-
-/// True when `perm` leaves every axis in place.
-pub(crate) fn is_identity(perm: &[usize]) -> bool {
-    perm.iter().enumerate().all(|(i, &p)| i == p)
-}

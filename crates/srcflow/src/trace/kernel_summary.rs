@@ -2,7 +2,7 @@
 //! time spent in GEMMs, factorizations and copies, and the blocks they took from fresh
 //! memory (`srcflow report`).
 
-use super::summary::Slice;
+use super::slices::Slice;
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::fmt;

@@ -7,6 +7,7 @@ mod lane_waits;
 mod rank_traces;
 mod scope;
 mod shape_summary;
+mod slices;
 mod summary;
 mod timeline;
 

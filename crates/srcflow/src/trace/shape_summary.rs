@@ -2,7 +2,7 @@
 //! shape ran at inside the run (`srcflow report`), to compare with the same shape alone
 //! (`benches/kernel_rates_in_run.sh`).
 
-use super::summary::Slice;
+use super::slices::Slice;
 use crate::backend::{PrimitiveShape, ShapeTime};
 use crate::tensor::DType;
 use serde::Serialize;

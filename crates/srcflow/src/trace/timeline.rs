@@ -40,7 +40,7 @@ pub fn timeline_svg(trace: &Value) -> Result<String, String> {
         .as_array()
         .ok_or("no traceEvents array")?;
     let tracks: BTreeMap<(u64, u64), String> =
-        super::summary::lane_names(events)?.into_iter().collect();
+        super::slices::lane_names(events)?.into_iter().collect();
     let end = events
         .iter()
         .filter_map(|e| Some(e["ts"].as_f64()? + e["dur"].as_f64().unwrap_or(0.0)))
