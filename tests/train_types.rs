@@ -1,6 +1,7 @@
 //! Trains of any of the four element types, held without copies: a float64 train runs in
 //! float64 and gives the exact product where the cut keeps every bond, mixed cores are refused
-//! by site, and a stack and its reads share the caller's arrays.
+//! by site, a stack and its reads share the caller's arrays, and a caller gets the very memory
+//! it lent back after the run.
 
 use srcflow::engine::{CoreSource, MemorySource};
 use srcflow::gen::{random_mpo, random_mps};
@@ -67,5 +68,22 @@ fn a_stack_and_its_reads_share_the_callers_arrays() {
             "site {site} was copied"
         );
         assert!(Arc::ptr_eq(&given, &read), "site {site} was copied on read");
+    }
+}
+
+#[test]
+fn a_caller_lends_its_arrays_to_a_run_and_takes_the_same_memory_back() {
+    let h = cast(&random_mpo(6, 2, 2, 2, 0.5, 8), DType::Float64);
+    let psi = cast(&random_mps(6, 2, 3, 0.5, 9), DType::Float64);
+    let address = |core: &AnyTensor| core.typed::<f64>(&"a core").unwrap().data().as_ptr();
+    let lent: Vec<*const f64> = psi.cores().iter().map(address).collect();
+    let out = apply(&h, &psi, &Options::new(8)).unwrap();
+    assert_eq!(out.dtype(), DType::Float64);
+    for (site, core) in psi.into_cores().into_iter().enumerate() {
+        let back = core
+            .into_array::<f64>(&"the lent core")
+            .unwrap()
+            .into_data();
+        assert_eq!(back.as_ptr(), lent[site], "site {site} came back as a copy");
     }
 }

@@ -59,11 +59,10 @@ fn write<T: Element + Typed + Clone>(
     tensor: AnyTensor,
     shape: Vec<usize>,
 ) -> PyResult<Bound<'_, PyAny>> {
-    let shared = T::unwrap(&tensor)
+    let elements = tensor
+        .into_array::<T>(&"the output core")
         .expect("the element type matched")
-        .clone();
-    drop(tensor);
-    let elements = std::sync::Arc::unwrap_or_clone(shared).into_data();
+        .into_data();
     let array = ArrayD::from_shape_vec(IxDyn(&shape), elements)
         .map_err(|e| pyo3::exceptions::PyValueError::new_err(e.to_string()))?;
     Ok(array.into_pyarray(py).into_any())

@@ -120,6 +120,15 @@ impl AnyTensor {
         })
     }
 
+    /// The typed array itself when nothing else shares it (a copy when something does), or an
+    /// error naming `what` when the element type differs: how a caller takes back the memory
+    /// it lent to a train (`Train::into_cores`, then this).
+    pub fn into_array<T: Typed>(self, what: &dyn std::fmt::Display) -> Result<Array<T>> {
+        let shared = self.typed::<T>(what)?;
+        drop(self);
+        Ok(Arc::unwrap_or_clone(shared))
+    }
+
     /// The same elements as `dtype` (a real type keeps the real parts); no copy when the type
     /// is already `dtype`.
     pub fn cast(self, dtype: DType) -> AnyTensor {
