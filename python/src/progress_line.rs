@@ -1,6 +1,7 @@
 //! `ProgressLine`: what `progress=True` draws — one line on standard error with the tasks done,
-//! a bar, the pass, the site and the bytes spilled, redrawn at most ten times a second and
-//! cleared at the end; nothing when standard error is not a terminal (pipes, CI).
+//! a bar, the time left at the rate so far, the pass, the site and the bytes spilled, redrawn at
+//! most ten times a second and cleared at the end; nothing when standard error is not a
+//! terminal (pipes, CI).
 
 use srcflow::graph::{Pass, Task};
 use srcflow::sched::{progress_message, Progress};
@@ -20,6 +21,8 @@ pub struct ProgressLine {
     on_terminal: bool,
     /// When the line was last drawn (`None` before the first time).
     drawn_at: Mutex<Option<Instant>>,
+    /// When the line was made: the start of the run, for the time left.
+    started: Instant,
 }
 
 impl ProgressLine {
@@ -28,6 +31,7 @@ impl ProgressLine {
         ProgressLine {
             on_terminal: std::io::stderr().is_terminal(),
             drawn_at: Mutex::new(None),
+            started: Instant::now(),
         }
     }
 
@@ -54,7 +58,11 @@ impl Progress for ProgressLine {
         }
         *drawn_at = Some(now);
         let message = progress_message(pass, task.site, spilled);
-        let line = format!("[{}] {done}/{total} tasks  {message}", bar(done, total));
+        let left = time_left(now - self.started, done, total);
+        let line = format!(
+            "[{}] {done}/{total} tasks, {left}  {message}",
+            bar(done, total)
+        );
         let _ = write!(std::io::stderr(), "\r\x1b[2K{line}");
     }
 }
@@ -70,4 +78,38 @@ fn bar(done: usize, total: usize) -> String {
         bar.push('>');
     }
     format!("{bar:<BAR_WIDTH$}")
+}
+
+/// The time the `total - done` tasks left take at the rate of the `done` ones in `elapsed`, as
+/// `ETA 1m05s` (`ETA ?` before the first task).
+fn time_left(elapsed: Duration, done: usize, total: usize) -> String {
+    if done == 0 {
+        return "ETA ?".into();
+    }
+    let left = elapsed.as_secs_f64() * total.saturating_sub(done) as f64 / done as f64;
+    let seconds = left.round() as u64;
+    match seconds / 60 {
+        0 => format!("ETA {seconds}s"),
+        minutes => format!("ETA {minutes}m{:02}s", seconds % 60),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_time_left_follows_the_rate_so_far() {
+        let ten = Duration::from_secs(10);
+        assert_eq!(time_left(ten, 0, 100), "ETA ?");
+        assert_eq!(time_left(ten, 50, 100), "ETA 10s");
+        assert_eq!(time_left(ten, 10, 100), "ETA 1m30s");
+        assert_eq!(time_left(ten, 100, 100), "ETA 0s");
+    }
+
+    #[test]
+    fn the_bar_fills_with_the_tasks_done() {
+        assert_eq!(bar(0, 10), format!("{:<30}", ">"));
+        assert_eq!(bar(10, 10), "=".repeat(30));
+    }
 }
