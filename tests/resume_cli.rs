@@ -309,6 +309,29 @@ fn a_folder_that_is_not_a_checkpoint_is_refused_and_left_alone() {
 }
 
 #[test]
+fn a_kill_in_a_rank_the_run_does_not_have_is_refused_naming_the_flag() {
+    let case = Case::new(1, Memory::InMemory);
+    let checkpoint = case.path("checkpoint");
+    let with_checkpoint = ["--checkpoint", checkpoint.to_str().unwrap()];
+    let refused = case.run(
+        "out",
+        &[&with_checkpoint[..], &["--inject-kill", "qr:2@1"]].concat(),
+    );
+    assert!(!refused.status.success());
+    let message = stderr(&refused);
+    assert!(
+        message.contains("--inject-kill")
+            && message.contains("rank 1")
+            && message.contains("1 rank"),
+        "{message}"
+    );
+    assert!(
+        !case.path("out").exists() && !checkpoint.exists(),
+        "refused, yet wrote"
+    );
+}
+
+#[test]
 fn a_checkpoint_kept_by_time_resumes_bitwise() {
     let case = Case::new(1, Memory::InMemory);
     let plain = case.run("reference", &[]);

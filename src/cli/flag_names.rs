@@ -2,7 +2,7 @@
 //! user of the library sets it (`` `GraphOptions::chi_out` ``); the CLI says the flag instead.
 
 /// Each setting a library error may name, with the flag that sets it.
-const FLAGS: [(&str, &str); 18] = [
+const FLAGS: [(&str, &str); 19] = [
     ("`GraphOptions::chi_out`", "--chi-out"),
     ("`GraphOptions::batch_cols`", "--batch-cols"),
     ("`GraphOptions::cutoff`", "--cutoff"),
@@ -19,6 +19,7 @@ const FLAGS: [(&str, &str); 18] = [
     ("`Tiering::prefetch`", "--prefetch"),
     ("`Options::threads`", "--threads"),
     ("`Tiering::disk_rates`", "--disk-bandwidth"),
+    ("`Tiering::kill`", "--inject-kill"),
     ("`EngineBuilder::checkpoint_every`", "--checkpoint-every"),
     ("`EngineBuilder::checkpoint`", "--checkpoint"),
 ];

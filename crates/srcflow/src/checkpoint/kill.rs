@@ -37,6 +37,17 @@ impl KillFault {
         self.rank.is_none_or(|r| r == rank)
     }
 
+    /// Refuses a kill in a rank the run does not have, which would never strike.
+    pub fn check_ranks(&self, ranks: usize) -> Result<()> {
+        match self.rank {
+            Some(rank) if rank >= ranks => Err(Error::Invalid(format!(
+                "`Tiering::kill` strikes in rank {rank}, but the run has {ranks} rank(s), \
+                 numbered from 0"
+            ))),
+            _ => Ok(()),
+        }
+    }
+
     /// Counts one more task of kind `op` and kills the process if it is the chosen one.
     pub fn strike(&self, op: &str) {
         if op != self.op || self.seen.fetch_add(1, Ordering::SeqCst) + 1 != self.nth {
@@ -106,5 +117,18 @@ mod tests {
         assert_eq!((in_rank.nth, in_rank.rank), (2, Some(1)));
         assert!(in_rank.strikes_rank(1) && !in_rank.strikes_rank(0));
         assert!("env@x".parse::<KillFault>().is_err());
+    }
+
+    #[test]
+    fn a_kill_in_a_rank_past_the_last_is_refused() {
+        let in_rank: KillFault = "env@2".parse().unwrap();
+        assert!(in_rank.check_ranks(3).is_ok());
+        let refused = in_rank.check_ranks(2).unwrap_err().to_string();
+        assert!(
+            refused.contains("rank 2") && refused.contains("2 rank(s)"),
+            "{refused}"
+        );
+        let anywhere: KillFault = "env".parse().unwrap();
+        assert!(anywhere.check_ranks(1).is_ok());
     }
 }

@@ -211,6 +211,9 @@ impl EngineBuilder {
             Some(t) => RankLayout::new(t.rank(), t.ranks(), devices)?,
             None => RankLayout::single(),
         };
+        if let Some(kill) = &self.tiering.kill {
+            kill.check_ranks(layout.ranks)?;
+        }
         let own = layout.devices_of(layout.rank, devices);
         let kind = match self.kind {
             BackendKind::Auto if layout.ranks > 1 => BackendKind::Cpu,
