@@ -65,7 +65,8 @@ fn a_fragmented_device_completes_through_rewrites_with_the_same_bits() {
     // Half-batch rewrites keep the bits; unfolding a site (its W does not fit a piece of the
     // fragmented device) sums in another order, so it is compared to round-off.
     for fold in [false, true] {
-        let options = options(None).with_graph(options(None).graph.with_fold(fold));
+        let mut options = options(None);
+        options.graph.fold = fold;
         let engine = |device: DeviceOptions| {
             let tiering = Tiering::default().with_device(device);
             engine_for(options, 4 * MIB, PLENTY, scratch.path(), tiering)

@@ -108,9 +108,8 @@ fn compute_slices_split_their_time_into_gemm_factorization_and_copies() {
 #[test]
 fn each_device_is_a_process_with_its_own_lanes_and_pool() {
     let stack = problem();
-    let options = options(None)
-        .with_graph(options(None).graph.with_devices(2))
-        .with_threads(2);
+    let mut options = options(None).with_threads(2);
+    options.graph.devices = 2;
     let engine = EngineBuilder::new(options).trace(true).build().unwrap();
     let (trace, report, _) = traced_run(&engine, &stack);
     let TraceParts { slices, .. } = check_trace(&trace);

@@ -26,6 +26,11 @@ pub struct Train {
     cores: Vec<AnyTensor>,
 }
 
+/// The element type of a train of `cores`: the first core's, complex128 when there is none.
+fn first_dtype(cores: &[AnyTensor]) -> DType {
+    cores.first().map_or(DType::Complex128, AnyTensor::dtype)
+}
+
 impl Train {
     /// Builds a train of complex128 cores already in `[left, right, up, down]` form, checking
     /// the bonds.
@@ -37,7 +42,7 @@ impl Train {
     /// type (any of the four), checking the bonds; the arrays are taken as they are, without a
     /// copy.
     pub fn of_any(kind: Kind, cores: Vec<AnyTensor>) -> Result<Self> {
-        let dtype = cores.first().map_or(DType::Complex128, AnyTensor::dtype);
+        let dtype = first_dtype(&cores);
         if let Some((site, other)) = cores.iter().enumerate().find(|(_, c)| c.dtype() != dtype) {
             return Err(Error::Invalid(format!(
                 "site {site}: core of {} in a train of {} (site 0's): give every core one type",
@@ -84,9 +89,7 @@ impl Train {
 
     /// The element type of the cores.
     pub fn dtype(&self) -> DType {
-        self.cores
-            .first()
-            .map_or(DType::Complex128, AnyTensor::dtype)
+        first_dtype(&self.cores)
     }
 
     /// The cores in `[left, right, up, down]` form.

@@ -72,11 +72,10 @@ fn add_messages(
     owner: &dyn Fn(TaskId) -> usize,
 ) -> Vec<TaskId> {
     let id = crossing.id;
-    // Every edge from a maker.
-    let from_makers: Vec<(Dependency, TaskId)> = edges
+    let from_makers: Vec<Dependency> = edges
         .iter()
         .filter(|edge| crossing.makers.contains(&edge.from))
-        .map(|&edge| (edge, edge.to))
+        .copied()
         .collect();
     let mut send = moving_task(crossing, Op::Send, crossing.device);
     send.rank = crossing.from;
@@ -87,9 +86,9 @@ fn add_messages(
     let mut receives = vec![];
     for &to in &crossing.to {
         let mut readers: Vec<TaskId> = vec![];
-        for &(edge, reader) in from_makers.iter().filter(|(_, r)| owner(*r) == to) {
+        for &edge in from_makers.iter().filter(|edge| owner(edge.to) == to) {
             whole.remove_dependency(edge);
-            readers.push(reader);
+            readers.push(edge.to);
         }
         readers.sort();
         readers.dedup();

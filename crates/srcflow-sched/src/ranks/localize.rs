@@ -284,12 +284,11 @@ fn positions(exchanges: &[Exchange]) -> HashMap<DataId, usize> {
 /// itself waits for this exchange or a later one (`waits_for`, [`latest_exchanges`]) is left
 /// out: the lane, which runs the exchanges in order, would never get to it.
 fn after_own_parts(local: &mut SweepGraph, receive: TaskId, waits_for: &HashMap<TaskId, usize>) {
-    let graph = &*local;
     let exchange = waits_for[&receive];
-    let own: Vec<(TaskId, DataId)> = compute_readers(graph, receive)
+    let own: Vec<(TaskId, DataId)> = compute_readers(local, receive)
         .into_iter()
-        .flat_map(|reader| graph.incoming(reader))
-        .filter(|edge| graph[edge.from].lane == Lane::Compute)
+        .flat_map(|reader| local.incoming(reader))
+        .filter(|edge| local[edge.from].lane == Lane::Compute)
         .filter(|edge| waits_for.get(&edge.from).is_none_or(|&e| e < exchange))
         .map(|edge| (edge.from, edge.data))
         .collect();
