@@ -28,6 +28,9 @@ impl Backend for RunsOut {
     fn threads(&self) -> usize {
         self.cpu.threads()
     }
+    fn arithmetic(&self) -> String {
+        self.cpu.arithmetic()
+    }
     fn shares_host_memory(&self) -> bool {
         true
     }

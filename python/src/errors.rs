@@ -66,7 +66,7 @@ const ARGUMENTS: [(&str, &str); 13] = [
 pub fn to_python(error: Error) -> PyErr {
     let message = srcflow_tensor::error::renamed(&error.to_string(), &ARGUMENTS);
     match error {
-        Error::Io { .. } => PyOSError::new_err(message),
+        Error::Io { .. } | Error::Damaged { .. } => PyOSError::new_err(message),
         Error::BadCore { .. } | Error::Shape(_) | Error::Manifest { .. } | Error::Invalid(_) => {
             PyValueError::new_err(message)
         }

@@ -4,6 +4,7 @@
 #![allow(dead_code)]
 
 pub mod dense_reference;
+pub mod killed;
 mod trace_format;
 
 #[allow(unused_imports)]

@@ -87,6 +87,15 @@ pub enum Error {
         /// What went wrong.
         reason: String,
     },
+    /// A stored value's file no longer holds what srcflow wrote into it (its checksum, type or
+    /// shape differ): the value is never used.
+    #[error("{path} no longer holds what srcflow wrote there: {why}")]
+    Damaged {
+        /// The file at fault.
+        path: PathBuf,
+        /// What differs.
+        why: String,
+    },
     /// The user pressed Ctrl-C; the run stopped and removed its scratch and partial output.
     #[error("interrupted; scratch files and partial output removed")]
     Interrupted,

@@ -1,6 +1,7 @@
 //! Where values live between their producer and their last consumer: memory tiers and the
 //! scratch disk, with the bytes each tier holds.
 
+mod checksum;
 mod disk_rates;
 mod disk_tier;
 mod fault;

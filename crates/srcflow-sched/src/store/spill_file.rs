@@ -1,6 +1,7 @@
 //! `SpillFile`: one environment slice in a scratch file, written and read in large aligned
 //! blocks with `O_DIRECT` where the filesystem allows it (so spills do not flood the page cache).
 
+use super::checksum::Checksum;
 use super::Throttle;
 use crate::cancel::CancelToken;
 use crate::error::{Error, Result};
@@ -18,12 +19,14 @@ const ALIGN: usize = 4096;
 pub const BLOCK: usize = 8 << 20;
 
 /// A tensor stored in a file: a scratch file, removed when this handle drops, or one a
-/// checkpoint keeps ([`SpillFile::kept`]).
+/// checkpoint keeps ([`SpillFile::kept`]). A read checks the file still holds what was written.
 #[derive(Debug)]
 pub struct SpillFile {
     path: PathBuf,
     shape: Vec<usize>,
     dtype: DType,
+    /// The checksum of the tensor written (its type, shape and bytes).
+    checksum: u64,
     /// Whether dropping the handle removes the file (scratch files).
     removed_on_drop: bool,
 }
@@ -40,10 +43,11 @@ impl SpillFile {
         fault: Option<std::io::Error>,
         cancel: &CancelToken,
     ) -> Result<SpillFile> {
-        let spilled = SpillFile {
+        let mut spilled = SpillFile {
             path,
             shape: tensor.shape().to_vec(),
             dtype: tensor.dtype(),
+            checksum: 0,
             removed_on_drop: true,
         };
         let (file, direct) = open(&spilled.path, true)?;
@@ -53,10 +57,12 @@ impl SpillFile {
         }
         let bytes = crate::with_array!(tensor, a => as_bytes(a.data()));
         let (straight, tail) = bytes.split_at(straight_from_memory(bytes, direct));
+        let mut checksum = Checksum::new(spilled.dtype, &spilled.shape);
         let start = Instant::now();
         for (i, chunk) in straight.chunks(BLOCK).enumerate() {
             cancel.check()?;
             file.write_all_at(chunk, (i * BLOCK) as u64).map_err(fail)?;
+            checksum.update(chunk);
             throttle.pace(start, (i * BLOCK + chunk.len()) as u64);
         }
         let mut buffer = AlignedBlock::new(tail.len());
@@ -65,28 +71,37 @@ impl SpillFile {
             let at = straight.len() + i * BLOCK;
             file.write_all_at(buffer.fill_from(chunk), at as u64)
                 .map_err(fail)?;
+            checksum.update(chunk);
             throttle.pace(start, (at + chunk.len()) as u64);
         }
         if !direct {
             file.sync_data().map_err(fail)?;
             drop_cache(&file);
         }
+        spilled.checksum = checksum.digest();
         Ok(spilled)
     }
 
-    /// A handle to a file written before that holds a `dtype` tensor of `shape`, left in place
-    /// when the handle drops.
-    pub fn kept(path: PathBuf, shape: Vec<usize>, dtype: DType) -> SpillFile {
+    /// A handle to a file written before that holds a `dtype` tensor of `shape` whose
+    /// checksum was `checksum` ([`SpillFile::checksum`]), left in place when the handle drops.
+    pub fn kept(path: PathBuf, shape: Vec<usize>, dtype: DType, checksum: u64) -> SpillFile {
         SpillFile {
             path,
             shape,
             dtype,
+            checksum,
             removed_on_drop: false,
         }
     }
 
+    /// The checksum of the tensor written (its element type, shape and bytes).
+    pub fn checksum(&self) -> u64 {
+        self.checksum
+    }
+
     /// Reads the tensor back at most as fast as `throttle` allows, stopping between blocks
-    /// once `cancel` is cancelled.
+    /// once `cancel` is cancelled; fails with [`Error::Damaged`] when the file no longer holds
+    /// what was written.
     pub fn read(&self, throttle: Throttle, cancel: &CancelToken) -> Result<AnyTensor> {
         match self.dtype {
             DType::Float32 => self.read_as::<f32>(throttle, cancel),
@@ -104,6 +119,7 @@ impl SpillFile {
         let mut data = vec![T::zero(); len];
         let bytes = as_bytes_mut(&mut data);
         let mut buffer = AlignedBlock::new(bytes.len());
+        let mut checksum = Checksum::new(self.dtype, &self.shape);
         let start = Instant::now();
         for (i, chunk) in bytes.chunks_mut(BLOCK).enumerate() {
             cancel.check()?;
@@ -111,12 +127,30 @@ impl SpillFile {
             file.read_exact_at(&mut buffer.bytes_mut()[..padded], (i * BLOCK) as u64)
                 .map_err(fail)?;
             chunk.copy_from_slice(&buffer.bytes_mut()[..chunk.len()]);
+            checksum.update(chunk);
             throttle.pace(start, (i * BLOCK + chunk.len()) as u64);
         }
         if !direct {
             drop_cache(&file);
         }
+        self.same_as_written(checksum.digest())?;
         Array::new(self.shape.clone(), data).map(T::wrap)
+    }
+
+    /// Fails with [`Error::Damaged`] unless `read` (the checksum of what a read found) is the
+    /// checksum of what was written.
+    fn same_as_written(&self, read: u64) -> Result<()> {
+        if read == self.checksum {
+            return Ok(());
+        }
+        Err(Error::Damaged {
+            path: self.path.clone(),
+            why: format!(
+                "a {} tensor of shape {:?} with checksum {:016x} was written, the file reads \
+                 as {read:016x}",
+                self.dtype, self.shape, self.checksum
+            ),
+        })
     }
 
     /// Where the file is.
@@ -265,5 +299,27 @@ mod tests {
             drop(file);
             assert!(!path.exists(), "the file goes with its handle");
         }
+    }
+
+    #[test]
+    fn a_file_that_no_longer_holds_what_was_written_is_never_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("env.bin");
+        let data: Vec<Complex64> = (0..1000).map(|i| Complex64::new(i as f64, 1.0)).collect();
+        let tensor = AnyTensor::from(Array::new(vec![10, 100], data).unwrap());
+        let (throttle, cancel) = (Throttle::default(), CancelToken::new());
+        let file = SpillFile::write(path.clone(), &tensor, throttle, None, &cancel).unwrap();
+        let kept = |shape: Vec<usize>| {
+            SpillFile::kept(path.clone(), shape, tensor.dtype(), file.checksum())
+        };
+        assert_eq!(kept(vec![10, 100]).read(throttle, &cancel).unwrap(), tensor);
+        let reshaped = kept(vec![100, 10]).read(throttle, &cancel).unwrap_err();
+        assert!(matches!(reshaped, Error::Damaged { .. }), "{reshaped}");
+        let mut bytes = std::fs::read(&path).unwrap();
+        bytes[777] ^= 1;
+        std::fs::write(&path, &bytes).unwrap();
+        let flipped = kept(vec![10, 100]).read(throttle, &cancel).unwrap_err();
+        assert!(flipped.to_string().contains("env.bin"), "{flipped}");
+        assert!(matches!(flipped, Error::Damaged { .. }), "{flipped}");
     }
 }

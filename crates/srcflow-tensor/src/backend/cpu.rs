@@ -240,6 +240,10 @@ impl Backend for CpuBackend {
         self.pool.current_num_threads()
     }
 
+    fn arithmetic(&self) -> String {
+        super::instruction_sets::dispatched()
+    }
+
     fn shares_host_memory(&self) -> bool {
         true
     }

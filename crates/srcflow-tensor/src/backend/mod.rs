@@ -11,6 +11,7 @@ mod cpu;
 mod cuda;
 mod device_tensor;
 mod gathered_gemm;
+mod instruction_sets;
 mod kind;
 mod operand;
 mod primitive_shape;
@@ -95,6 +96,9 @@ pub trait Backend: Send + Sync {
     fn name(&self) -> &'static str;
     /// Number of worker threads (or streams) a kernel may use.
     fn threads(&self) -> usize;
+    /// What decides the last bits of its kernels' results besides their inputs and threads:
+    /// the instruction sets the CPU kernels dispatch to, or the device's model.
+    fn arithmetic(&self) -> String;
     /// True when device memory is host memory, so both count against the host budget.
     fn shares_host_memory(&self) -> bool;
     /// Runs `work`, one task's primitives, issued in order on `stream` in the backend's

@@ -17,22 +17,25 @@ pub struct RunIdentity(BTreeMap<String, Value>);
 
 impl RunIdentity {
     /// The identity of a run of `graph` (its whole sweep, before any checkpoint task) on the
-    /// problem `source` serves, with sketches of `seed` over `ranks` ranks, on `backend` with
-    /// `threads` kernel threads per device (a GEMM's sums are split by thread, so its last
-    /// bits depend on them). Reads every input core once, to fingerprint the problem's
-    /// contents. (A float is kept as its shortest exact text, which JSON's numbers do not
-    /// promise to give back.)
+    /// problem `source` serves, with sketches of `seed` over `ranks` ranks, by this build of
+    /// srcflow, on `backend`: its name, what decides its kernels' last bits
+    /// ([`crate::backend::Backend::arithmetic`]) and the kernel threads of each device (a
+    /// GEMM's sums are split by thread). Reads every input core once, to fingerprint the
+    /// problem's contents. (A float is kept as its shortest exact text, which JSON's numbers do
+    /// not promise to give back.)
     pub fn of_run(
         graph: &SweepGraph,
         source: &dyn CoreSource,
         seed: u64,
         ranks: usize,
-        backend: (&str, &[usize]),
+        backend: (&str, &str, &[usize]),
     ) -> Result<Self> {
         let mut identity = RunIdentity::default();
         identity.set("srcflow version", env!("CARGO_PKG_VERSION"));
+        identity.set("srcflow build", super::build_id::build_id());
         identity.set("backend", backend.0);
-        identity.set("threads per device", backend.1);
+        identity.set("kernels", backend.1);
+        identity.set("threads per device", backend.2);
         identity.set("problem", problem_fingerprint(&graph.stack, source)?);
         identity.set("chi_out", graph.chi_out);
         identity.set("sketch columns", graph.sketch);

@@ -7,6 +7,7 @@
 //! is dropped when the checkpoint is opened again (the journal is trusted only for files that
 //! are there, whole).
 
+mod build_id;
 mod every;
 mod identity;
 mod journal;
@@ -98,7 +99,6 @@ impl Checkpoint {
                 durable::write_whole(&dir.join(IDENTITY), text.as_bytes())?;
             }
         }
-        remove_temporaries(dir);
         let (journal, kept) = Journal::recover(dir)?;
         Ok(Checkpoint {
             dir: dir.to_path_buf(),
@@ -157,6 +157,8 @@ impl Checkpoint {
         let name = file_name(value);
         let path = self.dir.join(&name);
         let temporary = durable::temporary_of(&path);
+        self.lock_journal().writing(value)?;
+        journal::remove_if_there(&temporary)?; // a kill's, which a torn journal forgot
         let written = SpillFile::write(
             temporary.clone(),
             tensor,
@@ -168,24 +170,22 @@ impl Checkpoint {
             kill.strike(op);
         }
         durable::flush_and_rename(&temporary, &path)?;
-        drop(written);
         let entry = Entry {
             value,
             file: name,
             dtype: tensor.dtype(),
             shape: tensor.shape().to_vec(),
+            checksum: written.checksum(),
         };
+        drop(written);
         self.lock_journal().record(&entry)?;
+        let file = entry.file_in(&self.dir);
         self.lock_kept().insert(value, entry);
         self.count_written(op, tensor.bytes());
         if matches!(value, DataId::Basis { .. }) || value.is_projection() {
             self.retire_superseded()?;
         }
-        Ok(SpillFile::kept(
-            path,
-            tensor.shape().to_vec(),
-            tensor.dtype(),
-        ))
+        Ok(file)
     }
 
     /// Removes the kept values that no resume can read any more, now that the right-to-left
@@ -202,8 +202,8 @@ impl Checkpoint {
         }
         self.lock_journal().flush()?;
         for value in dead {
-            let entry = kept.remove(&value).expect("listed from the kept values");
-            let path = self.dir.join(&entry.file);
+            kept.remove(&value);
+            let path = self.dir.join(file_name(value));
             std::fs::remove_file(&path).map_err(|e| Error::io(&path, e))?;
         }
         Ok(())
@@ -232,8 +232,7 @@ impl Checkpoint {
                 self.dir.display()
             ))
         })?;
-        let path = self.dir.join(&entry.file);
-        Ok(SpillFile::kept(path, entry.shape.clone(), entry.dtype))
+        Ok(entry.file_in(&self.dir))
     }
 
     /// Reads the kept value `value` (by content) back.
@@ -253,28 +252,36 @@ pub fn seed_of(dir: &Path) -> Option<u64> {
 }
 
 /// Removes the checkpoint in `dir` (a run that finished needs it no more), under its lock (a
-/// run resuming it meanwhile is refused, and refuses this): its values and journal, then its
-/// identity, then the folder if nothing else is left in it. A kill in the
-/// middle leaves a checkpoint that resumes or starts afresh.
+/// run resuming it meanwhile is refused, and refuses this): the files its journal names, then
+/// the journal, the identity and the lock, then the folder if nothing else is left in it (a
+/// file of the user's stays, with the folder). A kill in the middle leaves a checkpoint that
+/// resumes or starts afresh.
 pub fn remove(dir: &Path) -> Result<()> {
     let _lock = locked(dir)?;
-    let entries = std::fs::read_dir(dir).map_err(|e| Error::io(dir, e))?;
-    for entry in entries.flatten() {
-        let name = entry.file_name().to_string_lossy().into_owned();
-        if name.ends_with(VALUE) || name.ends_with(durable::TEMPORARY) {
-            std::fs::remove_file(entry.path()).map_err(|e| Error::io(entry.path(), e))?;
-        }
+    for value in journal::named(dir)? {
+        let file = dir.join(file_name(value));
+        journal::remove_if_there(&file)?;
+        journal::remove_if_there(&durable::temporary_of(&file))?;
+    }
+    for name in [JOURNAL, IDENTITY] {
+        journal::remove_if_there(&durable::temporary_of(&dir.join(name)))?;
     }
     for name in [JOURNAL, IDENTITY, LOCK] {
-        match std::fs::remove_file(dir.join(name)) {
-            Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
-                return Err(Error::io(dir.join(name), e))
-            }
-            _ => {}
-        }
+        journal::remove_if_there(&dir.join(name))?;
     }
     let _ = std::fs::remove_dir(dir);
     Ok(())
+}
+
+/// Removes the file `damaged` of a value the checkpoint in `dir` kept, found no longer to hold
+/// what was written ([`Error::Damaged`]), so that a run opening the checkpoint again makes the
+/// value anew: true when it was such a file and is gone.
+pub fn remove_damaged(dir: &Path, damaged: &Path) -> bool {
+    let named = journal::named(dir).unwrap_or_default();
+    let ours = named
+        .into_iter()
+        .any(|value| dir.join(file_name(value)) == damaged);
+    ours && std::fs::remove_file(damaged).is_ok()
 }
 
 /// The file name of the value `value` in a checkpoint.
@@ -355,13 +362,15 @@ fn same_run(dir: &Path, there: &RunIdentity, here: &RunIdentity) -> Result<()> {
 }
 
 /// Refuses a folder without an identity that holds files other than a checkpoint's lock and
-/// temporaries: it is not a checkpoint, and nothing of the user's may be mixed in or removed.
+/// the identity a kill left half written: it is not a checkpoint, and nothing of the user's
+/// may be mixed in or removed.
 fn only_our_files(dir: &Path) -> Result<()> {
     let entries = std::fs::read_dir(dir).map_err(|e| Error::io(dir, e))?;
-    let foreign = entries.flatten().map(|e| e.file_name()).find(|name| {
-        let name = name.to_string_lossy();
-        name != LOCK && !name.ends_with(durable::TEMPORARY)
-    });
+    let identity_written = durable::temporary_of(Path::new(IDENTITY));
+    let foreign = entries
+        .flatten()
+        .map(|e| e.file_name())
+        .find(|name| name != LOCK && Path::new(name) != identity_written);
     match foreign {
         None => Ok(()),
         Some(_) if rank_folders::holds_ranks(dir) => Err(Error::Invalid(format!(
@@ -376,22 +385,6 @@ fn only_our_files(dir: &Path) -> Result<()> {
             dir.display(),
             name.to_string_lossy()
         ))),
-    }
-}
-
-/// Removes what a kill left of files being written in `dir`.
-fn remove_temporaries(dir: &Path) {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return;
-    };
-    for entry in entries.flatten() {
-        if entry
-            .file_name()
-            .to_string_lossy()
-            .ends_with(durable::TEMPORARY)
-        {
-            let _ = std::fs::remove_file(entry.path());
-        }
     }
 }
 
@@ -500,29 +493,92 @@ mod tests {
         checkpoint.keep("checkpoint", ENV, &tensor()).unwrap();
         let proj = DataId::Proj { site: 2 };
         checkpoint.keep("checkpoint", proj, &tensor()).unwrap();
+        let (torn_value, short_value) = (env(4), env(5));
+        checkpoint.lock_journal().writing(torn_value).unwrap();
         drop(checkpoint);
-        let torn = dir.join(format!("env-00004-0-4.bin{}", durable::TEMPORARY));
+        let torn = durable::temporary_of(&dir.join(file_name(torn_value)));
         std::fs::write(&torn, [0u8; 10]).unwrap();
         std::fs::remove_file(dir.join(file_name(proj))).unwrap();
         let mut journal = std::fs::OpenOptions::new()
             .append(true)
             .open(dir.join(JOURNAL))
             .unwrap();
-        std::io::Write::write_all(&mut journal, b"{\"value\":{\"Proj\":{\"si").unwrap();
-        let short = dir.join("env-00005-0-4.bin");
+        std::io::Write::write_all(&mut journal, b"{\"Kept\":{\"value\":{\"Proj\":{\"si").unwrap();
+        let short = dir.join(file_name(short_value));
         std::fs::write(&short, [0u8; 1000]).unwrap();
-        let cut = "{\"value\":{\"Env\":{\"site\":5,\"cols\":{\"start\":0,\"end\":4}}},\
-                   \"file\":\"env-00005-0-4.bin\",\"dtype\":\"Float32\",\"shape\":[4,5,6]}\n";
-        std::io::Write::write_all(&mut journal, format!("\n{cut}").as_bytes()).unwrap();
+        let cut = format!(
+            "\n{{\"Kept\":{{\"value\":{},\"file\":\"{}\",\"dtype\":\"float32\",\
+             \"shape\":[4,5,6],\"checksum\":1}}}}\n",
+            serde_json::to_string(&short_value).unwrap(),
+            file_name(short_value)
+        );
+        std::io::Write::write_all(&mut journal, cut.as_bytes()).unwrap();
+        std::io::Write::write_all(&mut journal, &[0xff, b'\n']).unwrap();
         let again = open(&dir, 1).unwrap();
         assert_eq!(
             again.kept(),
             HashSet::from([ENV]),
             "a file cut short is not kept"
         );
-        assert!(!torn.exists());
+        assert!(!torn.exists(), "what a kill left of a write is removed");
+        assert!(
+            !short.exists(),
+            "a file the journal names but cannot hold its value is removed"
+        );
         again.keep("checkpoint", proj, &tensor()).unwrap();
         drop(again);
         assert_eq!(open(&dir, 1).unwrap().kept(), HashSet::from([ENV, proj]));
+    }
+
+    fn env(site: usize) -> DataId {
+        DataId::Env {
+            site,
+            cols: Cols { start: 0, end: 4 },
+        }
+    }
+
+    #[test]
+    fn a_journal_naming_a_file_other_than_its_values_is_refused_and_nothing_removed() {
+        let parent = tempfile::tempdir().unwrap();
+        let dir = parent.path().join("ckpt");
+        let victim = parent.path().join("victim.bin");
+        std::fs::write(&victim, "the user's").unwrap();
+        let checkpoint = open(&dir, 1).unwrap();
+        checkpoint.keep("checkpoint", ENV, &tensor()).unwrap();
+        drop(checkpoint);
+        let journal = dir.join(JOURNAL);
+        let text = std::fs::read_to_string(&journal).unwrap();
+        for name in [victim.display().to_string(), "../victim.bin".into()] {
+            let edited = text.replace(&file_name(ENV), &name);
+            std::fs::write(&journal, edited).unwrap();
+            let refused = open(&dir, 1).err().unwrap().to_string();
+            assert!(refused.contains(&format!("{name:?}")), "{refused}");
+            assert!(refused.contains("journal.jsonl"), "{refused}");
+            remove(&dir).unwrap();
+            assert!(
+                victim.exists(),
+                "{name}: a file outside the checkpoint was removed"
+            );
+            drop(open(&dir, 1).unwrap());
+            let again = open(&dir, 1).unwrap();
+            again.keep("checkpoint", ENV, &tensor()).unwrap();
+        }
+    }
+
+    #[test]
+    fn a_removed_checkpoint_leaves_the_users_files_and_their_folder() {
+        let parent = tempfile::tempdir().unwrap();
+        let dir = parent.path().join("ckpt");
+        let checkpoint = open(&dir, 1).unwrap();
+        checkpoint.keep("checkpoint", ENV, &tensor()).unwrap();
+        std::fs::write(dir.join("notes.bin"), "mine").unwrap();
+        drop(checkpoint);
+        remove(&dir).unwrap();
+        let left: Vec<_> = std::fs::read_dir(&dir)
+            .unwrap()
+            .flatten()
+            .map(|e| e.file_name())
+            .collect();
+        assert_eq!(left, ["notes.bin"]);
     }
 }

@@ -9,7 +9,11 @@ use crate::ranks::{RankLayout, Transport};
 use crate::ByteSize;
 use serde::Serialize;
 use std::collections::HashSet;
-use std::path::Path;
+use std::path::{Path, PathBuf};
+
+/// How many times one run starts again after finding a kept value damaged, before it stops
+/// and leaves the rest to the next run.
+const REMADE_AT_MOST: usize = 16;
 use std::sync::Arc;
 
 /// What a run did with its checkpoint: where it is, what it wrote there and what resuming
@@ -84,7 +88,12 @@ impl Engine {
         };
         let ranks = self.ranks.as_ref().map(|(t, layout)| (&**t, *layout));
         let (count, rank) = ranks.map_or((1, 0), |(_, l)| (l.ranks, l.rank));
-        let backend = (self.backend().name(), &self.threads_per_device()[..]);
+        let arithmetic = self.backend().arithmetic();
+        let backend = (
+            self.backend().name(),
+            &arithmetic[..],
+            &self.threads_per_device()[..],
+        );
         let identity = RunIdentity::of_run(graph, source, self.options.seed, count, backend);
         let open = |folder: &Path| {
             let mut identity = identity?;
@@ -117,6 +126,36 @@ impl Engine {
         };
         let every = self.checkpoint_every.sites();
         Ok(graph.with_checkpoint_writes(every).resumed(&kept))
+    }
+
+    /// Removes the damaged file `path` ([`Error::Damaged`], `why`) from this run's checkpoint,
+    /// so that the next run of its graph makes the value anew: `Ok` when this run may start
+    /// again at once (one process, after fewer than [`REMADE_AT_MOST`] starts again, `remade`).
+    /// Otherwise, or when the file is not one the checkpoint kept (a scratch file), the
+    /// error, saying whether it was removed.
+    pub(super) fn forget_damaged(&self, path: PathBuf, why: String, remade: usize) -> Result<()> {
+        let damaged = Error::Damaged { path, why };
+        let Error::Damaged { path, .. } = &damaged else {
+            unreachable!("made above")
+        };
+        let Some(dir) = &self.checkpoint else {
+            return Err(damaged);
+        };
+        let folder = match &self.ranks {
+            Some((_, layout)) => checkpoint::rank_folder(dir, layout.rank),
+            None => dir.clone(),
+        };
+        if !checkpoint::remove_damaged(&folder, path) {
+            return Err(damaged);
+        }
+        if self.ranks.is_some() || remade >= REMADE_AT_MOST {
+            return Err(Error::Invalid(format!(
+                "{damaged}; srcflow removed it from the checkpoint {}: run again to make it anew",
+                dir.display()
+            )));
+        }
+        tracing::warn!("{damaged}; srcflow removed it from the checkpoint and makes it anew");
+        Ok(())
     }
 
     /// The injected kill (tests of resuming), when it strikes this rank.

@@ -40,7 +40,7 @@ pub use tiering::Tiering;
 
 use crate::backend::Backend;
 use crate::cancel::CancelToken;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::graph::SweepGraph;
 use crate::ranks::{RankLayout, Transport};
 use crate::train::Stack;
@@ -182,7 +182,9 @@ impl Engine {
     /// Like [`Engine::run_graph_logged`], with the calling thread calling `watch` about every
     /// [`crate::WATCH_EVERY`] while the run goes on elsewhere: where a caller looks for its own
     /// reasons to stop (a signal) and cancels the engine's [`CancelToken`]. A rank of several
-    /// dispatches on the calling thread and never watches (its launcher handles signals).
+    /// dispatches on the calling thread and never watches (its launcher handles signals). A
+    /// value of the checkpoint found damaged when read back is removed from it and the run
+    /// starts again, making it anew.
     pub fn run_graph_watched(
         &self,
         graph: &SweepGraph,
@@ -191,7 +193,16 @@ impl Engine {
         watch: &mut dyn FnMut(),
     ) -> Result<(Report, RunLog)> {
         let _turn = self.session.take_turn();
-        self.telling_ranks(self.run_rank_of(graph, source, sink, watch))
+        let mut remade = 0;
+        loop {
+            match self.run_rank_of(graph, source, sink, watch) {
+                Err(Error::Damaged { path, why }) => {
+                    self.telling_ranks(self.forget_damaged(path, why, remade))?;
+                    remade += 1;
+                }
+                ran => return self.telling_ranks(ran),
+            }
+        }
     }
 
     /// The session this engine's backends and plans belong to.

@@ -198,6 +198,17 @@ impl Backend for CudaBackend {
         1
     }
 
+    fn arithmetic(&self) -> String {
+        let name = self
+            .context
+            .name()
+            .unwrap_or_else(|_| "unnamed device".into());
+        match self.context.compute_capability() {
+            Ok((major, minor)) => format!("{name}, compute capability {major}.{minor}"),
+            Err(_) => name,
+        }
+    }
+
     fn shares_host_memory(&self) -> bool {
         false
     }
