@@ -8,7 +8,7 @@ static ALLOCATOR: srcflow::alloc::BlockCache = srcflow::alloc::BlockCache;
 
 fn main() -> std::process::ExitCode {
     keep_freed_memory();
-    quit_quietly_on_closed_pipe();
+    cli::closed_pipe_ends_quietly(); // before any other thread exists
     log_to_stderr();
     cli::main()
 }
@@ -37,14 +37,5 @@ fn keep_freed_memory() {
     unsafe {
         libc::mallopt(libc::M_MMAP_THRESHOLD, ONE_GIB);
         libc::mallopt(libc::M_TRIM_THRESHOLD, libc::c_int::MAX);
-    }
-}
-
-/// Ends the process quietly when its output pipe closes (`srcflow graph … | head`), as Unix
-/// tools do, instead of panicking on the failed write.
-fn quit_quietly_on_closed_pipe() {
-    // SAFETY: restores the default SIGPIPE action before any other thread exists.
-    unsafe {
-        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
 }

@@ -326,13 +326,12 @@ fn a_scratch_dir_that_is_a_file_or_missing_is_named_and_not_made() {
             &["--chi-out", "8", "--out", out, "--scratch-dir", scratch],
         )
     };
-    let stderr = with_scratch(&dir.join("manifest.json"));
+    let file = parent.join("notes.txt");
+    std::fs::write(&file, "not a folder").unwrap();
+    let stderr = with_scratch(&file);
     assert_mentions(
         &stderr,
-        &[
-            "manifest.json",
-            "the scratch folder is a file, not a folder",
-        ],
+        &["notes.txt", "the scratch folder is a file, not a folder"],
     );
     let missing = parent.join("scratch");
     let stderr = with_scratch(&missing);
@@ -433,5 +432,144 @@ fn numbers_beyond_the_machine_are_refused_in_one_line_before_any_work() {
         huge.status.success(),
         "{}",
         String::from_utf8_lossy(&huge.stderr)
+    );
+}
+
+/// The bytes of every file under `dir`, by path.
+fn contents(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
+    let mut files = vec![];
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        match path.is_dir() {
+            true => files.extend(contents(&path)),
+            false => files.push((path.clone(), std::fs::read(&path).unwrap())),
+        }
+    }
+    files.sort();
+    files
+}
+
+#[test]
+fn outputs_on_an_input_or_on_each_other_are_refused_naming_both_and_nothing_is_written() {
+    let (_tmp, dir) = copy_of_fixture();
+    let parent = dir.parent().unwrap();
+    let scratch = parent.join("scratch");
+    std::fs::create_dir(&scratch).unwrap();
+    let text = |p: &Path| p.to_str().unwrap().to_string();
+    let (out, same) = (text(&parent.join("out")), text(&parent.join("run.json")));
+    let (manifest, core) = (
+        text(&dir.join("manifest.json")),
+        text(&dir.join("H/00000.npy")),
+    );
+    let (scratch, layer) = (text(&scratch), text(&dir.join("psi")));
+    let cases: [(&[&str], &[&str]); 5] = [
+        (
+            &["--trace", &manifest],
+            &["trace (--trace)", "is the problem's manifest"],
+        ),
+        (
+            &["--graph-out", &core],
+            &["graph (--graph-out)", "problem's layer folder"],
+        ),
+        (
+            &["--trace", &same, "--graph-out", &same],
+            &["trace (--trace)", "graph (--graph-out)", "run.json"],
+        ),
+        (
+            &["--checkpoint", &out],
+            &["output (--out)", "checkpoint (--checkpoint)"],
+        ),
+        (
+            &["--scratch-dir", &layer],
+            &["scratch folder (--scratch-dir)", "problem's layer folder"],
+        ),
+    ];
+    let before = contents(parent);
+    for (flags, said) in cases {
+        let mut args = vec!["--chi-out", "8", "--out", &out];
+        args.extend(flags);
+        let stderr = run_fails_with(&dir, &args);
+        assert_mentions(&stderr, said);
+        assert_eq!(contents(parent), before, "{flags:?} wrote over a file");
+    }
+    let stderr = run_fails_with(
+        &dir,
+        &[
+            "--chi-out",
+            "8",
+            "--out",
+            &out,
+            "--checkpoint",
+            &scratch,
+            "--scratch-dir",
+            &scratch,
+        ],
+    );
+    assert_mentions(&stderr, &["--checkpoint", "--scratch-dir", &scratch]);
+    assert!(
+        Path::new(&scratch).is_dir(),
+        "the scratch folder is the user's"
+    );
+}
+
+/// Makes a FIFO at `path`.
+fn make_fifo(path: &Path) {
+    let name = std::ffi::CString::new(path.to_str().unwrap()).unwrap();
+    // SAFETY: makes a FIFO at a path of the test's temporary folder.
+    assert_eq!(unsafe { libc::mkfifo(name.as_ptr(), 0o600) }, 0);
+}
+
+#[test]
+fn a_fifo_named_as_a_core_file_is_refused_by_name_at_once() {
+    let (_tmp, dir) = copy_of_fixture();
+    let fifo = dir.join("psi/00002.npy");
+    std::fs::remove_file(&fifo).unwrap();
+    make_fifo(&fifo);
+    let problem = dir.to_str().unwrap();
+    let out = dir.parent().unwrap().join("out");
+    let commands: [&[&str]; 4] = [
+        &[
+            "run",
+            problem,
+            "--chi-out",
+            "8",
+            "--out",
+            out.to_str().unwrap(),
+        ],
+        &["plan", problem, "--chi-out", "8"],
+        &["graph", problem, "--chi-out", "8"],
+        &["distance", problem, REFERENCE],
+    ];
+    for args in commands {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_srcflow"))
+            .args(args)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let start = std::time::Instant::now();
+        while child.try_wait().unwrap().is_none() {
+            if start.elapsed() > std::time::Duration::from_secs(30) {
+                child.kill().unwrap();
+                panic!("{args:?} waited on the FIFO");
+            }
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        let output = child.wait_with_output().unwrap();
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(1), "{args:?}: {stderr}");
+        assert_mentions(&stderr, &["psi/00002.npy", "FIFO", "not a regular file"]);
+        assert!(!out.exists());
+    }
+}
+
+#[test]
+fn a_scratch_folder_a_killed_run_left_in_a_layer_folder_is_named_with_what_to_do() {
+    let (_tmp, dir) = copy_of_fixture();
+    std::fs::create_dir(dir.join("psi/srcflow-scratch-1-1")).unwrap();
+    let stderr = run_fails(&dir, "8");
+    assert_mentions(
+        &stderr,
+        &["psi/srcflow-scratch-1-1", "killed srcflow run", "remove it"],
     );
 }

@@ -81,12 +81,13 @@ fn unreadable_sizes_and_policies_are_named() {
     }
 }
 
-/// Starts `srcflow run` with half its environments on disk behind a 1 MB/s disk, waits for its
-/// first spill file, then presses Ctrl-C `presses` times; returns its output, its scratch
-/// folder and its output path.
+/// Starts `srcflow run` with half its environments on disk behind a 1 MB/s disk (and `extra`
+/// flags), waits for its first spill file, then sends it `signals`, 5 ms apart; returns its
+/// output, its scratch folder and its output path.
 fn interrupted_while_spilling(
     tmp: &Path,
-    presses: usize,
+    signals: &[i32],
+    extra: &[&str],
 ) -> (std::process::Output, std::path::PathBuf, std::path::PathBuf) {
     let (problem, device, host) = problem_on_disk(tmp);
     let scratch = tmp.join("scratch");
@@ -98,24 +99,22 @@ fn interrupted_while_spilling(
         .arg(&scratch)
         .arg("--out")
         .arg(&out)
+        .args(extra)
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
+    let holds_a_value = |dir: &Path| {
+        std::fs::read_dir(dir).is_ok_and(|mut files| {
+            files.any(|f| f.is_ok_and(|f| f.file_name().to_string_lossy().ends_with(".bin")))
+        })
+    };
     let spilled = |dir: &Path| {
-        std::fs::read_dir(dir)
-            .ok()
-            .into_iter()
-            .flatten()
-            .flatten()
-            .any(|run| {
-                std::fs::read_dir(run.path()).is_ok_and(|mut files| {
-                    files
-                        .any(|f| f.is_ok_and(|f| f.file_name().to_string_lossy().ends_with(".bin")))
-                })
-            })
+        let runs = std::fs::read_dir(dir).ok().into_iter().flatten().flatten();
+        runs.into_iter().any(|run| holds_a_value(&run.path()))
     };
     let start = Instant::now();
-    while !spilled(&scratch) {
+    // A run with a checkpoint spills into it: the spill is its checkpoint write.
+    while !spilled(&scratch) && !holds_a_value(&tmp.join("checkpoint")) {
         if start.elapsed() > Duration::from_secs(60) {
             let _ = child.kill();
         }
@@ -128,9 +127,9 @@ fn interrupted_while_spilling(
         }
         std::thread::sleep(Duration::from_millis(20));
     }
-    for _ in 0..presses {
-        // SAFETY: sends SIGINT to the child we spawned.
-        unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    for &signal in signals {
+        // SAFETY: sends a signal to the child we spawned.
+        unsafe { libc::kill(child.id() as i32, signal) };
         std::thread::sleep(Duration::from_millis(5));
     }
     (child.wait_with_output().unwrap(), scratch, out)
@@ -139,7 +138,7 @@ fn interrupted_while_spilling(
 #[test]
 fn ctrl_c_stops_the_run_and_removes_scratch_and_output() {
     let tmp = tempfile::tempdir().unwrap();
-    let (output, scratch, out) = interrupted_while_spilling(tmp.path(), 1);
+    let (output, scratch, out) = interrupted_while_spilling(tmp.path(), &[libc::SIGINT], &[]);
     assert_eq!(output.status.code(), Some(130), "{}", stderr(&output));
     assert!(
         stderr(&output).contains("interrupted"),
@@ -162,7 +161,7 @@ fn ctrl_c_stops_the_run_and_removes_scratch_and_output() {
 #[test]
 fn a_second_ctrl_c_ends_the_run_and_the_next_run_cleans_up() {
     let tmp = tempfile::tempdir().unwrap();
-    let (output, scratch, out) = interrupted_while_spilling(tmp.path(), 2);
+    let (output, scratch, out) = interrupted_while_spilling(tmp.path(), &[libc::SIGINT; 2], &[]);
     assert_eq!(output.status.code(), Some(130), "{}", stderr(&output));
     assert!(!out.exists(), "no output after an interrupted run");
     let problem = tmp.path().join("problem");
@@ -186,6 +185,43 @@ fn a_second_ctrl_c_ends_the_run_and_the_next_run_cleans_up() {
         3,
         "the problem, the scratch parent and the output remain"
     );
+}
+
+/// SIGTERM (`kill`, a Slurm time limit), SIGHUP, SIGUSR1 and SIGPIPE stop a run as Ctrl-C does:
+/// exit status 128 + the signal, the signal named, scratch and partial output removed, and the
+/// checkpoint kept (resuming from one is `tests/resume_cli.rs`'s).
+#[test]
+fn every_stopping_signal_removes_scratch_and_output_and_keeps_the_checkpoint() {
+    let signals = [
+        (libc::SIGTERM, "SIGTERM"),
+        (libc::SIGHUP, "SIGHUP"),
+        (libc::SIGUSR1, "SIGUSR1"),
+        (libc::SIGPIPE, "SIGPIPE"),
+    ];
+    for (signal, name) in signals {
+        let tmp = tempfile::tempdir().unwrap();
+        let checkpoint = tmp.path().join("checkpoint");
+        let with = ["--checkpoint", checkpoint.to_str().unwrap()];
+        let (output, scratch, out) = interrupted_while_spilling(tmp.path(), &[signal], &with);
+        let said = stderr(&output);
+        assert_eq!(output.status.code(), Some(128 + signal), "{name}: {said}");
+        assert!(
+            said.contains(&format!("interrupted by {name}")),
+            "{name}: {said}"
+        );
+        assert_empty(&scratch);
+        assert!(!out.exists(), "{name}: no output after a stopped run");
+        let siblings: Vec<_> = std::fs::read_dir(tmp.path()).unwrap().flatten().collect();
+        assert_eq!(
+            siblings.len(),
+            3,
+            "{name}: the problem, scratch and checkpoint remain"
+        );
+        assert!(
+            checkpoint.join("identity.json").exists(),
+            "{name}: the checkpoint is kept"
+        );
+    }
 }
 
 #[test]

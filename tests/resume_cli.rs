@@ -228,7 +228,9 @@ fn the_trace_of_a_resumed_run_shows_its_restores_writes_and_what_it_skipped() {
 /// How many values the journal of `checkpoint` records as kept.
 fn kept_values(checkpoint: &Path) -> usize {
     let text = std::fs::read_to_string(checkpoint.join("journal.jsonl")).unwrap_or_default();
-    text.lines().filter(|line| line.starts_with("{\"Kept\"")).count()
+    text.lines()
+        .filter(|line| line.starts_with("{\"Kept\""))
+        .count()
 }
 
 #[test]

@@ -40,7 +40,7 @@ pub fn register(module: &Bound<'_, PyModule>) -> PyResult<()> {
 }
 
 /// Each setting an engine error may name, with the argument that sets it in Python.
-const ARGUMENTS: [(&str, &str); 13] = [
+const ARGUMENTS: [(&str, &str); 14] = [
     ("`GraphOptions::chi_out`", "`chi_out`"),
     ("`GraphOptions::batch_cols`", "`batch_cols`"),
     ("`GraphOptions::cutoff`", "`cutoff`"),
@@ -52,6 +52,7 @@ const ARGUMENTS: [(&str, &str); 13] = [
     ("`Tiering::prefetch`", "`prefetch`"),
     ("`Options::threads`", "`threads`"),
     ("`EngineBuilder::checkpoint`", "`Resources.checkpoint`"),
+    ("`Budgets::scratch_dir`", "`Resources.scratch_dir`"),
     (
         "`EngineBuilder::checkpoint_every`",
         "`Resources.checkpoint_every`",

@@ -26,6 +26,11 @@ pub struct BudgetArgs {
 }
 
 impl BudgetArgs {
+    /// The scratch folder given (`--scratch-dir`), if any.
+    pub fn scratch_dir(&self) -> Option<&std::path::Path> {
+        self.scratch_dir.as_deref()
+    }
+
     /// Fills every budget the user left out from what this machine has now.
     pub fn resolve(&self) -> Result<Budgets> {
         let bytes = |size: Option<ByteSize>| size.map(|s| s.0);

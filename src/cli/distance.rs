@@ -53,7 +53,7 @@ pub fn run(args: DistanceArgs) -> Result<()> {
                  --chi-out)"
             )));
         }
-        eprintln!("srcflow: contracting {what}");
+        super::note(&format!("contracting {what}"));
     }
     let [a, b] = dirs.map(|dir| load(&dir));
     println!("{:e}", distance(&a?, &b?)?);

@@ -2,7 +2,7 @@
 //! user of the library sets it (`` `GraphOptions::chi_out` ``); the CLI says the flag instead.
 
 /// Each setting a library error may name, with the flag that sets it.
-const FLAGS: [(&str, &str); 19] = [
+const FLAGS: [(&str, &str); 20] = [
     ("`GraphOptions::chi_out`", "--chi-out"),
     ("`GraphOptions::batch_cols`", "--batch-cols"),
     ("`GraphOptions::cutoff`", "--cutoff"),
@@ -15,6 +15,7 @@ const FLAGS: [(&str, &str); 19] = [
     ("`Budgets::device`", "--device-memory"),
     ("`Budgets::host`", "--host-memory"),
     ("`Budgets::disk`", "--disk-space"),
+    ("`Budgets::scratch_dir`", "--scratch-dir"),
     ("`ProblemDir::conjugating_bra`", "--conj"),
     ("`Tiering::prefetch`", "--prefetch"),
     ("`Options::threads`", "--threads"),

@@ -4,7 +4,6 @@ mod budget_args;
 mod calibrate;
 #[cfg(test)]
 mod command_line_fuzz;
-mod ctrl_c;
 mod default_run;
 mod device_args;
 mod device_list;
@@ -20,12 +19,15 @@ mod process_session;
 mod progress_bar;
 mod report;
 mod run;
+mod run_paths;
+mod signals;
 mod simulate;
 mod svd;
 mod tiering;
 mod trace_refinement;
 
 use clap::{Parser, Subcommand};
+pub use signals::closed_pipe_ends_quietly;
 use std::process::ExitCode;
 
 /// Compressed MPO·MPS / MPO·MPO products with Successive Randomized Compression, as a dataflow graph.
@@ -107,21 +109,33 @@ pub fn main() -> ExitCode {
     }
 }
 
+/// Prints "srcflow: `line`" on standard error, in one write; a closed standard error (a pipe
+/// whose reader left) loses the line rather than failing the command.
+pub fn note(line: &str) {
+    use std::io::Write;
+    let _ = std::io::stderr().write_all(format!("srcflow: {line}\n").as_bytes());
+}
+
 /// Prints the error line of a failed command, with flags named as the command line spells them,
 /// in one write (so that `mpirun --tag-output` keeps each rank's line whole).
 fn report_error(error: &srcflow::Error) {
     use std::io::Write;
+    let mut message = error.to_string();
+    if let (srcflow::Error::Interrupted, Some(signal)) = (error, signals::stopped_by()) {
+        message = message.replacen("interrupted", &format!("interrupted by {signal}"), 1);
+    }
     let line = format!(
         "srcflow: error: {}\n",
-        flag_names::with_flag_names(&error.to_string())
+        flag_names::with_flag_names(&message)
     );
     let _ = std::io::stderr().write_all(line.as_bytes());
 }
 
-/// The exit status of a command that failed with `error`: 130 when interrupted, else 1.
+/// The exit status of a command that failed with `error`: 128 + the signal's number when a
+/// signal stopped it (130 for SIGINT, 143 for SIGTERM), else 1.
 fn exit_status(error: &srcflow::Error) -> u8 {
     match error {
-        srcflow::Error::Interrupted => 130,
+        srcflow::Error::Interrupted => signals::exit_status(),
         _ => 1,
     }
 }

@@ -59,6 +59,16 @@ pub struct ProblemArgs {
 }
 
 impl ProblemArgs {
+    /// The problem folder.
+    pub fn dir(&self) -> &std::path::Path {
+        &self.dir
+    }
+
+    /// The scratch folder given (`--scratch-dir`), if any.
+    pub fn scratch_dir(&self) -> Option<&std::path::Path> {
+        self.tiering.scratch_dir()
+    }
+
     /// Opens the problem (headers only) and the builder of an engine for it, with `seed` and
     /// `threads`.
     pub fn open(self, seed: u64, threads: usize) -> Result<(ProblemDir, EngineBuilder)> {

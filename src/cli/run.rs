@@ -1,10 +1,11 @@
 //! `srcflow run`: the compressed product of a problem directory, written to a new directory.
 
-use super::ctrl_c::cancel_on_ctrl_c;
 use super::mpi_launch::run_ranked;
 use super::problem_args::ProblemArgs;
 use super::progress_bar::SweepProgressBar;
-use super::{print_report, ReportStyle};
+use super::run_paths::RunPaths;
+use super::signals;
+use super::{note, print_report, ReportStyle};
 use clap::Args;
 use srcflow::checkpoint::CheckpointEvery;
 use srcflow::engine::MemorySink;
@@ -90,7 +91,8 @@ fn run_writing(args: RunArgs, ranks: Option<Arc<dyn Transport>>) -> Result<()> {
             output_file(path, role)?;
         }
     }
-    let cancel = cancel_on_ctrl_c()?;
+    paths_of(&args).check()?;
+    let cancel = signals::cancel_on_signals()?;
     let (problem, engine) = args.problem.open(args.seed, args.threads)?;
     let mut engine = with_checkpoint(engine, &args.checkpoint, args.checkpoint_every);
     if let Some(ranks) = &ranks {
@@ -106,11 +108,11 @@ fn run_writing(args: RunArgs, ranks: Option<Arc<dyn Transport>>) -> Result<()> {
     if let Some(budgets) = &engine.tiering().budgets {
         let removed = clean_stale(&budgets.scratch_dir);
         if removed > 0 {
-            eprintln!(
-                "srcflow: removed {removed} scratch director{} left by dead runs under {}",
+            note(&format!(
+                "removed {removed} scratch director{} left by dead runs under {}",
                 if removed == 1 { "y" } else { "ies" },
                 budgets.scratch_dir.display()
-            );
+            ));
         }
     }
     let graph = engine.prepared(problem.shape())?.graph;
@@ -132,13 +134,28 @@ fn run_writing(args: RunArgs, ranks: Option<Arc<dyn Transport>>) -> Result<()> {
         return Err(e);
     }
     if let Err(e) = engine.remove_checkpoint() {
-        eprintln!("srcflow: the output is written, but its checkpoint was not removed: {e}");
+        note(&format!(
+            "the output is written, but its checkpoint was not removed: {e}"
+        ));
     }
+    signals::closed_pipe_ends_quietly();
     print_report(&report, args.report);
     if !args.report.json {
         println!("output         {}", args.out.display());
     }
     Ok(())
+}
+
+/// The paths the run `args` reads and writes.
+fn paths_of(args: &RunArgs) -> RunPaths<'_> {
+    RunPaths {
+        problem: args.problem.dir(),
+        out: &args.out,
+        trace: args.trace.as_deref(),
+        graph_out: args.graph_out.as_deref(),
+        checkpoint: args.checkpoint.as_deref(),
+        scratch: args.problem.scratch_dir(),
+    }
 }
 
 /// `engine`, keeping its checkpoint in `dir` (when given) as often as `every` says.
@@ -165,7 +182,7 @@ fn host_budget_within_machine(engine: &Engine) -> Result<()> {
 /// waits for rank 0 to say whether it wrote the output, and removes its part of the
 /// checkpoint once it has.
 fn run_helping(args: RunArgs, ranks: Arc<dyn Transport>) -> Result<()> {
-    let cancel = cancel_on_ctrl_c()?;
+    let cancel = signals::cancel_on_signals()?;
     let (problem, engine) = args.problem.open(args.seed, args.threads)?;
     let engine = with_checkpoint(engine, &args.checkpoint, args.checkpoint_every)
         .ranks(Arc::clone(&ranks))
@@ -185,9 +202,9 @@ fn run_helping(args: RunArgs, ranks: Arc<dyn Transport>) -> Result<()> {
         )));
     }
     if let Err(e) = engine.remove_checkpoint() {
-        eprintln!(
-            "srcflow: the output is written, but this rank's checkpoint was not removed: {e}"
-        );
+        note(&format!(
+            "the output is written, but this rank's checkpoint was not removed: {e}"
+        ));
     }
     Ok(())
 }

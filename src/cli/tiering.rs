@@ -37,6 +37,11 @@ pub struct TieringArgs {
 }
 
 impl TieringArgs {
+    /// The scratch folder given (`--scratch-dir`), if any.
+    pub fn scratch_dir(&self) -> Option<&std::path::Path> {
+        self.budgets.scratch_dir()
+    }
+
     /// Resolves the budgets (detecting what was left out) into the engine's tiering choices.
     pub fn resolve(self) -> Result<Tiering> {
         let mut tiering = Tiering::default()

@@ -1,5 +1,5 @@
 //! `CancelToken`: asks one run to stop cleanly (scratch and partial output removed), from
-//! another thread — the CLI's Ctrl-C handler, or a library user's.
+//! another thread — the CLI's signal handler, or a library user's.
 
 use crate::error::{Error, Result};
 use std::sync::atomic::{AtomicBool, Ordering};

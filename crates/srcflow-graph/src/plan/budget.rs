@@ -100,7 +100,7 @@ pub(crate) fn available_memory() -> Result<u64> {
 /// The field `name` of `/proc/meminfo`, in bytes.
 fn meminfo_bytes(name: &str) -> Result<u64> {
     let path = Path::new("/proc/meminfo");
-    let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
+    let text = crate::files::read_regular_to_string(path).map_err(|e| Error::io(path, e))?;
     text.lines()
         .find_map(|line| line.strip_prefix(name)?.strip_prefix(':'))
         .and_then(|rest| rest.trim().strip_suffix("kB"))

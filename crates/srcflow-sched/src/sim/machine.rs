@@ -72,7 +72,7 @@ pub struct MachineModel {
 impl MachineModel {
     /// Reads and checks a model; errors name the file and the field.
     pub fn read(path: &Path) -> Result<Self> {
-        let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
+        let text = crate::files::read_regular_to_string(path).map_err(|e| Error::io(path, e))?;
         let model: MachineModel = serde_json::from_str(&text).map_err(|e| Error::Manifest {
             path: path.to_path_buf(),
             message: format!("not a machine model: {e}"),

@@ -14,7 +14,7 @@ pub use disk_rates::DiskRates;
 pub use disk_tier::DiskTier;
 pub use fault::DiskFault;
 pub use scratch::try_lock;
-pub use scratch::{clean_stale, ScratchDir};
+pub use scratch::{clean_stale, ScratchDir, RUN_SCRATCH};
 pub use spill_file::SpillFile;
 pub use throttle::Throttle;
 pub use value::{InMemory, Value};

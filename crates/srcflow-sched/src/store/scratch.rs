@@ -7,8 +7,8 @@ use std::fs::File;
 use std::os::fd::AsRawFd;
 use std::path::{Path, PathBuf};
 
-/// Prefix of every scratch directory's name.
-const PREFIX: &str = "srcflow-scratch-";
+/// Prefix of the name of every run's scratch directory.
+pub const RUN_SCRATCH: &str = "srcflow-scratch-";
 /// Prefix of a scratch directory still being set up (never cleaned by other runs).
 const CREATING: &str = ".srcflow-creating-";
 /// The lock file a live run holds inside its scratch directory.
@@ -33,7 +33,7 @@ impl ScratchDir {
             .map_or(0, |d| d.as_nanos());
         let name = format!("{}-{stamp}", std::process::id());
         let setup = parent.join(format!("{CREATING}{name}"));
-        let path = parent.join(format!("{PREFIX}{name}"));
+        let path = parent.join(format!("{RUN_SCRATCH}{name}"));
         std::fs::create_dir(&setup).map_err(|e| Error::io(&setup, e))?;
         let locked = File::create(setup.join(LOCK))
             .and_then(|file| {
@@ -73,7 +73,7 @@ pub fn clean_stale(parent: &Path) -> usize {
     let mut removed = 0;
     for entry in entries.flatten() {
         let name = entry.file_name();
-        if !name.to_string_lossy().starts_with(PREFIX) || !owned_by_me(&entry) {
+        if !name.to_string_lossy().starts_with(RUN_SCRATCH) || !owned_by_me(&entry) {
             continue;
         }
         let dir = entry.path();
@@ -120,7 +120,7 @@ pub fn try_lock(file: &File) -> std::io::Result<bool> {
 /// True when the process id in a scratch directory's name no longer exists (no lock file).
 fn owner_is_gone(name: &str) -> bool {
     let pid = name
-        .strip_prefix(PREFIX)
+        .strip_prefix(RUN_SCRATCH)
         .and_then(|rest| rest.split('-').next())
         .and_then(|pid| pid.parse::<i32>().ok());
     pid.is_some_and(process_is_gone)
@@ -134,7 +134,7 @@ mod tests {
     fn a_live_directory_is_kept_and_a_dead_one_removed() {
         let parent = tempfile::tempdir().unwrap();
         let live = ScratchDir::create(parent.path()).unwrap();
-        let dead = parent.path().join(format!("{PREFIX}1-1"));
+        let dead = parent.path().join(format!("{RUN_SCRATCH}1-1"));
         std::fs::create_dir(&dead).unwrap();
         File::create(dead.join(LOCK)).unwrap();
         File::create(dead.join("env-00001.bin")).unwrap();

@@ -162,7 +162,7 @@ pub(crate) fn named(dir: &Path) -> Result<HashSet<DataId>> {
 /// The lines of the journal at `path` that read as lines of a journal (none when there is no
 /// journal): a line cut short or damaged is left out.
 fn read_lines(path: &Path) -> Result<Vec<Line>> {
-    let bytes = match std::fs::read(path) {
+    let bytes = match crate::files::read_regular(path) {
         Ok(bytes) => bytes,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(vec![]),
         Err(e) => return Err(Error::io(path, e)),

@@ -333,7 +333,7 @@ fn locked(dir: &Path) -> Result<File> {
 /// The identity of the checkpoint in `dir`, if it has one.
 fn read_identity(dir: &Path) -> Result<Option<RunIdentity>> {
     let path = dir.join(IDENTITY);
-    let text = match std::fs::read_to_string(&path) {
+    let text = match crate::files::read_regular_to_string(&path) {
         Ok(text) => text,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(e) => return Err(Error::io(&path, e)),

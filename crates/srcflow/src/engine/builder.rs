@@ -5,6 +5,7 @@ use crate::backend::{Backend, BackendKind};
 use crate::cancel::CancelToken;
 use crate::checkpoint::CheckpointEvery;
 use crate::error::{Error, Result};
+use crate::files;
 use crate::graph::GraphOptions;
 use crate::plan::Budgets;
 use crate::ranks::{RankLayout, Transport};
@@ -199,6 +200,7 @@ impl EngineBuilder {
             ));
         }
         self.tiering.disk_rates.check()?;
+        self.checkpoint_apart_from_scratch()?;
         let devices = self.options.graph.devices;
         let ids = self.device_ids.unwrap_or_else(|| (0..devices).collect());
         if ids.len() != devices {
@@ -269,5 +271,27 @@ impl EngineBuilder {
             ranks: self.ranks.map(|transport| (transport, layout)),
             session,
         })
+    }
+}
+
+impl EngineBuilder {
+    /// Refuses a checkpoint folder that is the scratch folder or holds it: a run that finishes
+    /// removes its checkpoint folder when nothing else is left in it, and the scratch folder is
+    /// the user's (a checkpoint inside the scratch folder is fine).
+    fn checkpoint_apart_from_scratch(&self) -> Result<()> {
+        let (Some(checkpoint), Some(budgets)) = (&self.checkpoint, &self.tiering.budgets) else {
+            return Ok(());
+        };
+        let scratch = &budgets.scratch_dir;
+        if !files::within(scratch, checkpoint) {
+            return Ok(());
+        }
+        Err(Error::Invalid(format!(
+            "`EngineBuilder::checkpoint` {} holds the scratch folder `Budgets::scratch_dir` {} \
+             (or is it): give the checkpoint a folder of its own, such as one inside the \
+             scratch folder",
+            checkpoint.display(),
+            scratch.display(),
+        )))
     }
 }

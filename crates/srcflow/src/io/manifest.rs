@@ -33,7 +33,7 @@ impl Manifest {
     /// Reads and checks `<dir>/manifest.json`.
     pub fn read(dir: &Path) -> Result<Manifest> {
         let path = dir.join("manifest.json");
-        let text = std::fs::read_to_string(&path).map_err(|e| Error::io(&path, e))?;
+        let text = crate::files::read_regular_to_string(&path).map_err(|e| Error::io(&path, e))?;
         let bad = |message: String| Error::Manifest {
             path: path.clone(),
             message,

@@ -24,7 +24,7 @@ pub struct Header {
 
 /// The header of the `.npy` file at `path`; the message says what is wrong.
 pub fn read_header(path: &Path) -> std::result::Result<Header, String> {
-    let file = std::fs::File::open(path).map_err(|e| e.to_string())?;
+    let file = crate::files::open_regular(path).map_err(|e| e.to_string())?;
     let npy =
         NpyFile::new(BufReader::new(file)).map_err(|e| format!("not a valid .npy file: {e}"))?;
     header_of(&npy)
@@ -64,7 +64,7 @@ fn item_size(dtype: &str) -> usize {
 /// Reads the array at `path` in C order, in the element type of the file; the message says
 /// what is wrong. Data in this machine's byte order is read straight into the array's buffer.
 pub fn read(path: &Path) -> std::result::Result<AnyTensor, String> {
-    let file = std::fs::File::open(path).map_err(|e| e.to_string())?;
+    let file = crate::files::open_regular(path).map_err(|e| e.to_string())?;
     let size = file.metadata().map_err(|e| e.to_string())?.len();
     let npy =
         NpyFile::new(BufReader::new(file)).map_err(|e| format!("not a valid .npy file: {e}"))?;

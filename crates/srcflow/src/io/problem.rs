@@ -174,6 +174,15 @@ fn count_sites(dir: &Path, layer: &str) -> Result<usize> {
             .and_then(|s| s.parse::<usize>().ok());
         match index {
             Some(i) => sites.push(i),
+            None if name.starts_with(srcflow_sched::store::RUN_SCRATCH) => {
+                return Err(Error::Manifest {
+                    path: entry.path(),
+                    message: format!(
+                        "a scratch folder that a killed srcflow run left in layer '{layer}' (a \
+                         scratch folder inside a layer folder is refused now): remove it"
+                    ),
+                })
+            }
             None => {
                 return Err(Error::Manifest {
                     path: entry.path(),

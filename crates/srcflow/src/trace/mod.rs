@@ -23,7 +23,7 @@ use std::path::Path;
 
 /// Reads a trace file as JSON, naming the file in any error.
 pub fn read_trace(path: &Path) -> Result<serde_json::Value> {
-    let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
+    let text = crate::files::read_regular_to_string(path).map_err(|e| Error::io(path, e))?;
     serde_json::from_str(&text).map_err(|e| Error::Manifest {
         path: path.to_path_buf(),
         message: format!("not a JSON trace: {e}"),
