@@ -205,7 +205,7 @@ fn bad_device_choices_are_refused_by_name() {
     };
     let err = run(&["--devices", "0"]);
     assert!(
-        err.contains("--devices must be at least 1, found 0"),
+        err.contains("--devices must be 1 to 1024, found 0"),
         "{err}"
     );
     let err = run(&["--devices", "2", "--inject-device-failure", "2"]);

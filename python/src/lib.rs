@@ -44,5 +44,6 @@ fn _core(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_function(wrap_pyfunction!(check_cuda, module)?)?;
     module.add_function(wrap_pyfunction!(trace_report::report, module)?)?;
     module.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    module.add("MOST_DEVICES", srcflow::graph::MOST_DEVICES)?;
     Ok(())
 }

@@ -15,8 +15,9 @@ use srcflow::engine::MemorySink;
 use srcflow::trace::write_chrome_trace;
 use srcflow::train::layout::shape_to_quimb;
 use srcflow::{CancelToken, SweepGraph};
-use std::path::PathBuf;
-use std::sync::Arc;
+use srcflow_sched::store::clean_stale;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
 
 /// Runs the request on `session`: the output cores in quimb layout and the run's report as
 /// JSON. Writes the Perfetto trace to `trace` when given; draws a progress line on a terminal
@@ -50,6 +51,9 @@ pub fn run(
     if let (Some(budgets), Some(_)) = (&engine.tiering().budgets, request.host_memory) {
         budgets.within_machine().map_err(to_python)?;
     }
+    if let Some(budgets) = &engine.tiering().budgets {
+        clean_stale_once(&budgets.scratch_dir);
+    }
     let sink = MemorySink::new(source.shape().output_kind(), source.shape().sites());
     let ran = run_interruptibly(py, &cancel, |watch| {
         let prepared = engine.prepared(source.shape())?;
@@ -68,6 +72,25 @@ pub fn run(
     engine.remove_checkpoint().map_err(to_python)?;
     let report = serde_json::to_string(&report).expect("a report serialises");
     Ok((arrays, report))
+}
+
+/// Removes the scratch folders that dead runs left under `scratch` (a call killed by a time
+/// limit or `kill -9`), the first time a call of this process uses that folder: as `srcflow
+/// run` does at every start, without a loop of small calls paying for a listing each.
+fn clean_stale_once(scratch: &Path) {
+    static CLEANED: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
+    let mut cleaned = CLEANED.lock().unwrap_or_else(|e| e.into_inner());
+    if cleaned.iter().any(|done| done == scratch) {
+        return;
+    }
+    cleaned.push(scratch.to_path_buf());
+    let removed = clean_stale(scratch);
+    if removed > 0 {
+        tracing::warn!(
+            "removed {removed} scratch folder(s) left by dead runs under {}",
+            scratch.display()
+        );
+    }
 }
 
 /// The exception for the run's `error`: the one a site raised when read, with the engine's

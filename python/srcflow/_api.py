@@ -172,8 +172,9 @@ def run(
     )
     arrays, report = on._call(_core.run, request, trace=trace_path, progress=bool(progress))
     kind = "mps" if "mps" in request["kinds"] else "mpo"
-    output = arrays if names is None else _trains.to_quimb(arrays, kind, names)
-    return Run(output=output, report=json.loads(report))
+    if names is not None:
+        arrays = _trains.to_quimb(arrays, kind, names, _trains.exponent_of(trains))
+    return Run(output=arrays, report=json.loads(report))
 
 
 @_docstrings.shares
@@ -217,7 +218,9 @@ def src(
         (left-canonical after a rounding sweep, with `oversample` above 1 or a `cutoff`, on
         three or more sites). When a quimb object went in, a quimb object of the output's
         kind, which keeps the index and tag names of the train the product acts on (the
-        ket; for an MPO product, the rightmost MPO, as quimb's ``A.apply(B)`` keeps B's).
+        ket; for an MPO product, the rightmost MPO, as quimb's ``A.apply(B)`` keeps B's), and
+        whose ``exponent`` is the sum of the inputs' (the scale quimb keeps apart from the
+        tensors, after ``equalize_norms``), as quimb's own compressions give it.
 
     Raises
     ------
@@ -409,4 +412,8 @@ def graph(
 
 def _list(train: object, index: int) -> list:
     """The site arrays of `train` (train `index` of the stack), a list or a quimb object."""
-    return _trains.from_quimb(train, index) if _trains.is_quimb(train) else list(train)
+    if _trains.is_quimb(train):
+        return _trains.from_quimb(train, index)
+    sites = list(train)
+    _trains.refuse_quimb_tensors(sites, index)
+    return sites

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import numbers
 import os
 import re
@@ -13,6 +14,10 @@ import numpy as np
 
 _UNITS = {
     "B": 1,
+    "K": 2**10,
+    "M": 2**20,
+    "G": 2**30,
+    "T": 2**40,
     "KB": 10**3,
     "MB": 10**6,
     "GB": 10**9,
@@ -22,7 +27,13 @@ _UNITS = {
     "GIB": 2**30,
     "TIB": 2**40,
 }
-_SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([KMGT]i?B|B)?\s*$", re.IGNORECASE)
+# A unit of one letter is binary ("36G" is 36 GiB), as `srcflow run --host-memory` reads it.
+_SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([KMGT]i?B|B|[KMGT])?\s*$", re.IGNORECASE)
+
+# The seeds srcflow's sketches take: 64 bits, as `srcflow run --seed`.
+_SEEDS = 2**64
+# The largest chi_out and byte count srcflow's engine reads (its integers are 64-bit).
+_LARGEST = 2**63 - 1
 
 # Below this, a size string without a unit ("60") is a unit forgotten, not a budget meant (as
 # `srcflow run --host-memory` reads it).
@@ -33,11 +44,17 @@ _BACKENDS = {"cpu": "cpu", "gpu": "cuda"}
 
 
 def chi_out(value: object) -> int:
-    """`value` as a positive int: any integer but `bool` (TypeError), at least 1 (ValueError)."""
+    """`value` as a positive int: any integer but `bool` (TypeError), from 1 to 2**63 - 1
+    (ValueError)."""
     if isinstance(value, bool) or not isinstance(value, numbers.Integral):
         raise TypeError(f"chi_out must be an integer, got {value!r}.")
     if value < 1:
         raise ValueError(f"chi_out must be positive, got {value!r}.")
+    if value > _LARGEST:
+        raise ValueError(
+            f"chi_out must be at most 2**63 - 1, got {value!r}; any chi_out above the largest "
+            "rank the product can have runs as that rank, so give that or less."
+        )
     return int(value)
 
 
@@ -76,19 +93,52 @@ def backend(device: object) -> str:
 
 
 def seed(value: object) -> int:
-    """The run's seed: a non-negative integer (NumPy's errors for a bad one; `TypeError` for
-    the seed sequences and arrays NumPy also takes), or a random one for None."""
+    """The run's seed: an integer in [0, 2**64) (NumPy's error for a negative one, as
+    src-method raises it, with a note naming `seed`; ValueError from 2**64 on, which srcflow's
+    64-bit sketches cannot tell apart; TypeError for the seed sequences and arrays NumPy
+    also takes), or a random one for None."""
     if value is None:
         return secrets.randbits(63)
-    np.random.default_rng(value)  # NumPy's own TypeError or ValueError for a bad seed.
+    with named("seed"):
+        np.random.default_rng(value)  # NumPy's own TypeError or ValueError for a bad seed.
     if isinstance(value, bool) or not isinstance(value, numbers.Integral):
         raise TypeError(f"seed must be an integer or None, got {value!r}.")
-    return int(value) % 2**64
+    if value >= _SEEDS:
+        raise ValueError(
+            f"seed must be below 2**64 (srcflow's sketches take a 64-bit seed, as `srcflow run "
+            f"--seed` does), got {value!r}."
+        )
+    return int(value)
 
 
-def size(value: object) -> int:
-    """A byte count or a size string ("36GB", "36GiB") as bytes; a string without a unit
-    below a million is refused as a unit forgotten."""
+@contextlib.contextmanager
+def named(argument: str):
+    """Adds a note naming `argument` to an error raised in the block (the message stays the
+    one src-method gives for it)."""
+    try:
+        yield
+    except (TypeError, ValueError) as error:
+        error.add_note(f"srcflow: raised for the argument `{argument}`")
+        raise
+
+
+def size(value: object, name: str) -> int:
+    """A byte count or a size string ("36GB", "36GiB", "36G" = 36 GiB) as bytes, for the
+    field `name`: src-method's errors (with a note naming `name`) for what it refuses; a string
+    without a unit below a million is refused as a unit forgotten, and a size from 2**63 bytes
+    on as beyond any machine."""
+    with named(name):
+        bytes_ = _bytes(value)
+    if bytes_ > _LARGEST:
+        raise ValueError(
+            f"{name}={value!r} is {bytes_} bytes, beyond any machine's memory (srcflow reads "
+            "sizes up to 2**63 - 1 bytes)."
+        )
+    return bytes_
+
+
+def _bytes(value: object) -> int:
+    """`size`'s reading of `value`, before its bound."""
     if isinstance(value, bool) or not isinstance(value, int | str):
         raise TypeError(f"Expected a byte count or a size string such as '36GB', got {value!r}.")
     if isinstance(value, int):
@@ -121,13 +171,19 @@ def output_file(path: object, name: str) -> str | None:
     return text
 
 
-def device_ids(devices: object) -> tuple[int, ...] | None:
-    """A device count or a sequence of distinct non-negative ids, as ids (None: the default)."""
+def device_ids(devices: object, most: int) -> tuple[int, ...] | None:
+    """A device count or a sequence of distinct non-negative ids, as ids (None: the default);
+    ValueError for more than `most` devices, before any list of them is made."""
     if devices is None:
         return None
     if isinstance(devices, int | np.integer) and not isinstance(devices, bool):
         if devices < 1:
             raise ValueError(f"Expected a positive device count, got {devices}.")
+        if devices > most:
+            raise ValueError(
+                f"devices={devices} is more than the {most} devices one run can share its "
+                "sweep between."
+            )
         return tuple(range(int(devices)))
     if isinstance(devices, str) or not isinstance(devices, Sequence):
         raise TypeError(f"Expected a device count or a sequence of device ids, got {devices!r}.")
@@ -138,6 +194,11 @@ def device_ids(devices: object) -> tuple[int, ...] | None:
         ids.append(int(d))
     if not ids or min(ids) < 0 or len(set(ids)) != len(ids):
         raise ValueError(f"Expected distinct non-negative device ids, got {devices!r}.")
+    if len(ids) > most:
+        raise ValueError(
+            f"{len(ids)} device ids is more than the {most} devices one run can share its "
+            "sweep between."
+        )
     return tuple(ids)
 
 

@@ -6,7 +6,7 @@ import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from . import _arguments
+from . import _arguments, _core
 
 
 @dataclass(frozen=True)
@@ -67,8 +67,11 @@ class Resources:
 
     def __post_init__(self) -> None:
         """Checks the budgets and devices as src-method does (TypeError, ValueError)."""
-        sizes = [None if v is None else _arguments.size(v) for v in (self.gpu_memory, self.host_memory)]
-        ids = _arguments.device_ids(self.devices)
+        sizes = [
+            None if value is None else _arguments.size(value, name)
+            for name, value in (("gpu_memory", self.gpu_memory), ("host_memory", self.host_memory))
+        ]
+        ids = _arguments.device_ids(self.devices, _core.MOST_DEVICES)
         request = {
             "device_memory": sizes[0],
             "host_memory": sizes[1],

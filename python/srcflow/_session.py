@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import threading
+import weakref
 
 from . import _core
 
@@ -31,8 +32,8 @@ class Session:
     task graphs of recent calls); it keeps no large buffers (srcflow's block cache gives them
     back when a call ends). `trim()` forgets the plans. In a process forked from the one that
     made it (multiprocessing's "fork" start method), a session makes new threads on first use;
-    fork while no call runs on it (a session busy in another thread at the fork stays busy in
-    the child, whose copy of that thread does not exist).
+    one that a call in another thread was using at the fork is a fresh session in the child
+    (the child has no copy of that thread, so the call would never end there).
 
     Examples
     --------
@@ -52,6 +53,16 @@ class Session:
     def __init__(self) -> None:
         self._core = _core.Session()
         self._turn = threading.Lock()
+        _sessions.add(self)
+
+    def _renew_if_busy(self) -> None:
+        """In a forked child: a fresh engine session and turn when a call held this one at the
+        fork (the parent's engine session is kept, never dropped: its threads and GPU handles
+        are the parent's)."""
+        if self._turn.locked():
+            _inherited.append(self._core)
+            self._core = _core.Session()
+            self._turn = threading.Lock()
 
     def __enter__(self) -> Session:
         return self
@@ -138,6 +149,8 @@ class Session:
 
 _default: Session | None = None
 _default_lock = threading.Lock()
+# Every session alive, for the renewal of busy ones in a forked child.
+_sessions: weakref.WeakSet[Session] = weakref.WeakSet()
 
 
 def default_session() -> Session:
@@ -163,20 +176,22 @@ def default_session() -> Session:
         return _default
 
 
-# Default sessions inherited from a parent process: kept, never dropped, as dropping them would
-# stop threads and free GPU handles that belong to the parent.
-_inherited: list[Session] = []
+# Default sessions and busy engine sessions inherited from a parent process: kept, never dropped,
+# as dropping them would stop threads and free GPU handles that belong to the parent.
+_inherited: list = []
 
 
-def _forget_default_in_child() -> None:
+def _after_fork_in_child() -> None:
     """After a fork: the child makes a default session of its own on first use (the parent's
-    threads are not in it)."""
+    threads are not in it), and each session busy at the fork is renewed."""
     global _default, _default_lock
     if _default is not None:
         _inherited.append(_default)
     _default = None
     _default_lock = threading.Lock()
+    for session in list(_sessions):
+        session._renew_if_busy()
 
 
 if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=_forget_default_in_child)
+    os.register_at_fork(after_in_child=_after_fork_in_child)

@@ -65,13 +65,36 @@ def quimb_kind(train: object) -> str | None:
     return "mpo" if hasattr(train, "lower_ind_id") else "mps"
 
 
-def to_quimb(arrays: list[np.ndarray], kind: str, names: dict) -> object:
-    """A quimb object of `kind` over `arrays`, with the index and tag names `names`."""
+def to_quimb(arrays: list[np.ndarray], kind: str, names: dict, exponent: float) -> object:
+    """A quimb object of `kind` over `arrays`, with the index and tag names `names` and the
+    scale `10**exponent` kept apart, in its `exponent` (as quimb's own compressions keep it)."""
     import quimb.tensor as qtn
 
     if kind == "mps":
-        return qtn.MatrixProductState(arrays, **names)
-    return qtn.MatrixProductOperator(arrays, **names)
+        train = qtn.MatrixProductState(arrays, **names)
+    else:
+        train = qtn.MatrixProductOperator(arrays, **names)
+    train.exponent = exponent
+    return train
+
+
+def exponent_of(trains: Sequence) -> float:
+    """The log10 scale the quimb objects among `trains` keep apart from their tensors (quimb's
+    `exponent`, after `equalize_norms` and in boundary contractions): their product's, which
+    the product of their tensors' data lacks."""
+    return sum(float(getattr(t, "exponent", 0.0)) for t in trains if is_quimb(t))
+
+
+def refuse_quimb_tensors(train: Sequence, index: int) -> None:
+    """TypeError naming the site when the list `train` (train `index` of the stack) holds quimb
+    Tensors rather than arrays."""
+    for site, tensor in enumerate(train):
+        if type(tensor).__module__.startswith("quimb") and hasattr(tensor, "inds"):
+            raise TypeError(
+                f"train {index}, site {site} is a quimb {type(tensor).__name__}, not an array: "
+                "pass the MatrixProductState or MatrixProductOperator itself, or each tensor's "
+                ".data in quimb's default layout."
+            )
 
 
 def kind_of(train: Sequence) -> str | None:

@@ -150,3 +150,46 @@ def test_srcflows_own_integer_options_name_the_culprit(stack, name):
 def test_an_unknown_prefetch_policy_is_a_value_error_naming_it(stack):
     with pytest.raises(ValueError, match="sometimes"):
         srcflow.src(*stack, chi_out=4, prefetch="sometimes")
+
+
+def test_seeds_from_2_to_the_64_are_refused_not_wrapped(stack):
+    with pytest.raises(ValueError, match=r"seed must be below 2\*\*64"):
+        srcflow.src(*stack, chi_out=4, seed=2**64)
+    assert np.array_equal(
+        srcflow.src(*stack, chi_out=4, seed=2**64 - 1)[1],
+        srcflow.src(*stack, chi_out=4, seed=2**64 - 1)[1],
+    )
+
+
+def test_a_negative_seed_raises_what_src_method_raises_with_a_note_naming_seed(stack):
+    with pytest.raises(ValueError) as raised_here:
+        srcflow.src(*stack, chi_out=4, seed=-1)
+    assert "srcflow: raised for the argument `seed`" in raised_here.value.__notes__
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda stack: srcflow.src(*stack, chi_out=2**64),
+        lambda stack: srcflow.Resources(host_memory=2**80),
+        lambda stack: srcflow.Resources(gpu_memory="2000000000TB"),
+    ],
+    ids=["chi_out", "host_memory", "gpu_memory"],
+)
+def test_numbers_beyond_64_bits_name_their_argument(stack, call):
+    with pytest.raises(ValueError) as raised_here:
+        call(stack)
+    name = ["chi_out", "host_memory", "gpu_memory"]
+    assert any(n in str(raised_here.value) for n in name), raised_here.value
+
+
+def test_a_size_with_a_one_letter_unit_is_binary_as_the_command_line_reads_it():
+    assert srcflow.Resources(host_memory="36G").request()["host_memory"] == 36 * 2**30
+    assert srcflow.Resources(gpu_memory="512m").request()["device_memory"] == 512 * 2**20
+
+
+def test_a_huge_device_count_is_refused_before_any_list_of_devices_is_made():
+    with pytest.raises(ValueError, match="more than the 1024 devices"):
+        srcflow.Resources(devices=10**9)
+    with pytest.raises(ValueError, match="more than the 1024 devices"):
+        srcflow.Resources(devices=range(2000))

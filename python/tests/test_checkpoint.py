@@ -18,6 +18,7 @@ import numpy as np
 import pytest
 
 import srcflow
+from conftest import random_train
 
 TRAINS = textwrap.dedent(
     """
@@ -50,17 +51,22 @@ def trains():
 
 def killed_call(checkpoint, values):
     """Starts KILLED_CALL with a checkpoint in `checkpoint`, kills it (SIGKILL) once its
-    journal records `values` values, and waits for it."""
+    journal records `values` values kept, and waits for it."""
     child = subprocess.Popen([sys.executable, "-c", KILLED_CALL, str(checkpoint)])
     journal = checkpoint / "journal.jsonl"
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline and child.poll() is None:
-        if journal.exists() and len(journal.read_text().splitlines()) >= values:
+        if journal.exists() and kept_values(journal) >= values:
             break
         time.sleep(0.002)
     child.send_signal(signal.SIGKILL)
     child.wait(timeout=60)
     assert child.returncode == -signal.SIGKILL, "the call ended before it was killed"
+
+
+def kept_values(journal):
+    """The values the checkpoint journal at `journal` records as kept."""
+    return sum(line.startswith('{"Kept"') for line in journal.read_text().splitlines())
 
 
 def same(a, b):
@@ -123,3 +129,14 @@ def test_a_bad_checkpoint_interval_is_refused_by_name(tmp_path):
     with pytest.raises(ValueError, match="`Resources.checkpoint_every`.*'ten minutes'"):
         srcflow.src(mpo, mps, chi_out=bond, resources=resources)
     assert not folder.exists()
+
+
+def test_the_scratch_folder_a_killed_call_left_is_removed_by_the_next_call(tmp_path, rng):
+    stale = tmp_path / "srcflow-scratch-1-1"
+    stale.mkdir()
+    (stale / ".lock").touch()
+    (stale / "env-00003-0-32.bin").write_bytes(bytes(4096))
+    mpo = random_train(rng, "mpo", 6, 2, 3, "float64")
+    mps = random_train(rng, "mps", 6, 2, 4, "float64")
+    srcflow.src(mpo, mps, chi_out=4, seed=1, resources=srcflow.Resources(scratch_dir=tmp_path))
+    assert list(tmp_path.iterdir()) == []

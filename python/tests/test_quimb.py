@@ -79,3 +79,27 @@ def test_a_periodic_quimb_mps_is_refused_by_name():
     psi = qtn.MPS_rand_state(6, 3, cyclic=True)
     with pytest.raises(ValueError, match=r"Train 0 is a periodic quimb .*cyclic=True.*open boundary"):
         srcflow.compress(psi, 4)
+
+
+def test_the_inputs_exponents_are_honoured_and_the_output_keeps_their_sum_as_quimb_does():
+    psi = qtn.MPS_rand_state(8, bond_dim=4, seed=1)
+    H = qtn.MPO_rand_herm(8, bond_dim=3, seed=2)
+    scaled_psi, scaled_H = psi.copy(), H.copy()
+    scaled_psi.multiply_(1e3, spread_over="all")
+    scaled_psi.equalize_norms_(1.0)
+    scaled_H.equalize_norms_(1.0)
+    assert scaled_psi.exponent != 0 and scaled_H.exponent != 0
+    out = srcflow.apply(scaled_H, scaled_psi, 16, seed=5)
+    assert out.exponent == pytest.approx(scaled_psi.exponent + scaled_H.exponent)
+    exact = 1e3 * H.apply(psi).to_dense()
+    assert np.linalg.norm(out.to_dense() - exact) < 1e-10 * np.linalg.norm(exact)
+    quimbs = qtn.tensor_network_1d_compress(
+        scaled_psi.gate_with_op_lazy(scaled_H), method="src", max_bond=16, seed=5
+    )
+    assert out.exponent == pytest.approx(quimbs.exponent)
+
+
+def test_a_list_of_quimb_tensors_is_refused_saying_what_to_pass():
+    psi = qtn.MPS_rand_state(6, bond_dim=4, seed=1)
+    with pytest.raises(TypeError, match=r"train 0, site 0 is a quimb Tensor.*\.data"):
+        srcflow.compress(list(psi), 4)

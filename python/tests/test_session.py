@@ -202,3 +202,44 @@ def test_ctrl_c_stops_a_run_of_tiny_tasks_and_the_session_runs_again():
     child.send_signal(signal.SIGINT)
     out, _ = child.communicate(timeout=120)
     assert out.split() == ["interrupted", "again"], out
+
+
+# A session busy with a long call in another thread when the process forks: the child's next
+# call on that session must return (a fresh session), never wait for the thread it lacks.
+FORK_WHILE_BUSY = textwrap.dedent(
+    """
+    import os, signal, threading, time
+    import numpy as np
+    import srcflow
+    rng = np.random.default_rng(0)
+    n, bond = 4000, 32
+    mps = [rng.standard_normal(s) for s in [(bond, 2)] + [(bond, bond, 2)] * (n - 2) + [(bond, 2)]]
+    mpo = [np.eye(2)[None]] + [np.eye(2)[None, None]] * (n - 2) + [np.eye(2)[None]]
+    session = srcflow.Session()
+    busy = threading.Thread(
+        target=lambda: srcflow.apply(mpo, mps, chi_out=bond, seed=1, session=session),
+        daemon=True,
+    )
+    busy.start()
+    while not session._turn.locked():
+        time.sleep(0.001)
+    pid = os.fork()
+    if pid == 0:
+        signal.alarm(60)
+        small = [rng.standard_normal(s) for s in [(3, 2), (3, 3, 2), (3, 3, 2), (3, 2)]]
+        out = srcflow.compress(small, chi_out=2, seed=3, session=session)
+        print("child computed", len(out), flush=True)
+        os._exit(0)
+    _, status = os.waitpid(pid, 0)
+    print("child status", os.waitstatus_to_exitcode(status), flush=True)
+    os._exit(0)
+    """
+)
+
+
+def test_a_child_forked_while_a_session_is_busy_gets_a_fresh_session_not_a_hang():
+    done = subprocess.run(
+        [sys.executable, "-c", FORK_WHILE_BUSY], capture_output=True, text=True, timeout=180
+    )
+    assert "child computed 4" in done.stdout, (done.stdout, done.stderr)
+    assert "child status 0" in done.stdout, (done.stdout, done.stderr)

@@ -1,11 +1,8 @@
 //! `DeviceList`: the value of `--devices`, a count (`4`) or a list of device ids (`0,2`).
 
+use srcflow::graph::MOST_DEVICES;
 use srcflow::Error;
 use std::str::FromStr;
-
-/// The most devices one run may share its sweep between (a node has a handful of GPUs; the
-/// CPU backend allows a few worker groups per core).
-const MOST_DEVICES: usize = 1024;
 
 /// The devices a run shares its sweep between.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -5,7 +5,7 @@
 use clap::Args;
 use indicatif::{ProgressBar, ProgressDrawTarget};
 use srcflow::io::ProblemDir;
-use srcflow::ops::{distance, exact_product_with, DistanceCost};
+use srcflow::ops::{distance, exact_product_with, norm, DistanceCost};
 use srcflow::{ByteSize, Error, Result, Train};
 use std::path::PathBuf;
 
@@ -56,7 +56,15 @@ pub fn run(args: DistanceArgs) -> Result<()> {
         super::note(&format!("contracting {what}"));
     }
     let [a, b] = dirs.map(|dir| load(&dir));
-    println!("{:e}", distance(&a?, &b?)?);
+    let (a, b) = (a?, b?);
+    let distance = distance(&a, &b)?;
+    if norm(&b) == 0.0 {
+        super::note(&format!(
+            "{} has norm 0, so this is the absolute distance ‖A − B‖, not a relative one",
+            args.b.display()
+        ));
+    }
+    println!("{distance:e}");
     Ok(())
 }
 

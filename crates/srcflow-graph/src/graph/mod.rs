@@ -22,7 +22,7 @@ pub use checkpoint::Resumed;
 pub use data::{Cols, DataId, Pass, Shared, Stage};
 pub use devices::share;
 pub use kernel::KernelValues;
-pub use options::GraphOptions;
+pub use options::{GraphOptions, MOST_DEVICES};
 pub use task::{Lane, LaneId, Op, Task};
 pub use task_id::TaskId;
 pub use tasks::Dependency;

@@ -5,6 +5,10 @@ use crate::error::{Error, Result};
 use crate::tensor::DType;
 use crate::train::StackShape;
 
+/// The most devices one run may share its sweep between (a node has a handful of GPUs; the
+/// CPU backend allows a few worker groups per core).
+pub const MOST_DEVICES: usize = 1024;
+
 /// Choices that shape the graph.
 #[derive(Clone, Copy, Debug, PartialEq)]
 #[non_exhaustive]
@@ -97,10 +101,11 @@ impl GraphOptions {
                 self.cutoff
             )));
         }
-        if self.devices == 0 {
-            return Err(Error::Invalid(
-                "`GraphOptions::devices` must be at least 1, found 0".into(),
-            ));
+        if self.devices == 0 || self.devices > MOST_DEVICES {
+            return Err(Error::Invalid(format!(
+                "`GraphOptions::devices` must be 1 to {MOST_DEVICES}, found {}",
+                self.devices
+            )));
         }
         if !(self.oversample.is_finite() && self.oversample >= 1.0) {
             return Err(Error::Invalid(format!(

@@ -11,7 +11,9 @@ pub fn norm(train: &Train) -> f64 {
     sweep_norm(&train.cores_c64())
 }
 
-/// `‖a − b‖ / ‖b‖`, the relative distance of `a` from the reference `b`.
+/// `‖a − b‖ / ‖b‖`, the relative distance of `a` from the reference `b`: exactly 0 when their
+/// cores are equal, and the absolute distance `‖a − b‖` when `‖b‖ = 0` (a caller that prints
+/// it says so: [`norm`] of `b` tells).
 pub fn distance(a: &Train, b: &Train) -> Result<f64> {
     if a.kind() != b.kind() || a.len() != b.len() {
         return Err(Error::Shape(format!(
@@ -29,6 +31,9 @@ pub fn distance(a: &Train, b: &Train) -> Result<f64> {
                 "site {site}: physical legs {pa:?} and {pb:?} differ"
             )));
         }
+    }
+    if (0..a.len()).all(|site| a.core(site) == b.core(site)) {
+        return Ok(0.0);
     }
     let diff = sweep_norm(&difference(&a.cores_c64(), &b.cores_c64()));
     let reference = norm(b);
