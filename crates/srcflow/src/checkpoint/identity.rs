@@ -55,6 +55,12 @@ impl RunIdentity {
         self.0.insert(name.to_string(), value);
     }
 
+    /// The widest batch of sketch columns of the run's environment tasks, when the identity
+    /// names it.
+    pub fn batch_columns(&self) -> Option<usize> {
+        usize::try_from(self.0.get("batch columns")?.as_u64()?).ok()
+    }
+
     /// The seed of the run, when the identity names one.
     pub fn seed(&self) -> Option<u64> {
         self.0.get("seed")?.as_u64()

@@ -251,6 +251,16 @@ pub fn seed_of(dir: &Path) -> Option<u64> {
     read_identity(dir).ok().flatten()?.seed()
 }
 
+/// The sketch columns per task of the run whose checkpoint is in `dir` (or, for a run of ranks,
+/// in its first rank's folder), if there is one: what a run resuming it plans with.
+pub fn batch_of(dir: &Path) -> Option<usize> {
+    let identity = match read_identity(dir) {
+        Ok(Some(identity)) => identity,
+        _ => read_identity(&rank_folder(dir, 0)).ok().flatten()?,
+    };
+    identity.batch_columns()
+}
+
 /// Removes the checkpoint in `dir` (a run that finished needs it no more), under its lock (a
 /// run resuming it meanwhile is refused, and refuses this): the files its journal names, then
 /// the journal, the identity and the lock, then the folder if nothing else is left in it (a

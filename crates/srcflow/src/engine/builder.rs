@@ -184,8 +184,12 @@ impl EngineBuilder {
 
     /// The engine, once every choice is checked: the graph options, one backend per device,
     /// an injected device failure naming one of its devices.
-    pub fn build(self) -> Result<Engine> {
+    pub fn build(mut self) -> Result<Engine> {
         self.options.graph.check()?;
+        let kept_batch = self.batch_of_checkpoint();
+        if let Some(batch) = kept_batch {
+            self.options.graph.batch_cols = Some(batch);
+        }
         if let Err(refused) = self.checkpoint_every.check() {
             return Err(Error::Invalid(format!(
                 "`EngineBuilder::checkpoint_every`: {refused}"
@@ -270,11 +274,23 @@ impl EngineBuilder {
             cancel: self.cancel,
             ranks: self.ranks.map(|transport| (transport, layout)),
             session,
+            kept_batch,
         })
     }
 }
 
 impl EngineBuilder {
+    /// The sketch columns per task of the checkpoint this engine resumes, when the batch is
+    /// left to the planner: a resume plans with it, so that its sweep graph, and so its bits,
+    /// are the checkpoint's whatever budgets the resuming machine has (a requeued job lands on
+    /// a node with other memory).
+    fn batch_of_checkpoint(&self) -> Option<usize> {
+        match (&self.checkpoint, self.options.graph.batch_cols) {
+            (Some(dir), None) => crate::checkpoint::batch_of(dir),
+            _ => None,
+        }
+    }
+
     /// Refuses a checkpoint folder that is the scratch folder or holds it: a run that finishes
     /// removes its checkpoint folder when nothing else is left in it, and the scratch folder is
     /// the user's (a checkpoint inside the scratch folder is fine).

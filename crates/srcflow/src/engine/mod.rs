@@ -69,6 +69,8 @@ pub struct Engine {
     /// The transport to the other ranks and this one's place among them, when it is one of
     /// several.
     ranks: Option<(Arc<dyn Transport>, RankLayout)>,
+    /// The sketch columns per task its checkpoint was made with, which it plans with.
+    kept_batch: Option<usize>,
 }
 
 impl Engine {

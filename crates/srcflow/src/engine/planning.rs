@@ -93,8 +93,12 @@ impl Engine {
         let refusal = refusal.expect("a policy has at least one window");
         let narrowest = windows.into_iter().min().unwrap_or(0);
         let fitting = (0..narrowest).rev().find(|&w| plan_with(w).is_ok());
-        Err(match fitting {
+        let refusal = match fitting {
             Some(window) => narrower_window_fits(refusal, window),
+            None => refusal,
+        };
+        Err(match self.kept_batch {
+            Some(batch) => batch_kept_does_not_fit(refusal, batch),
             None => refusal,
         })
     }
@@ -120,6 +124,20 @@ impl Engine {
             fetch_ahead_steps: window,
             spill_lag_steps: self.pacing.spill_lag_steps,
         }
+    }
+}
+
+/// `refusal` (a budget the plan cannot fit) with why the batch was `batch`: the checkpoint's,
+/// which a resume keeps to give the same bits.
+fn batch_kept_does_not_fit(refusal: Error, batch: usize) -> Error {
+    match refusal {
+        Error::Invalid(message) => Error::Invalid(format!(
+            "{message}. The run resumes a checkpoint made with {batch} sketch columns per task \
+             (`GraphOptions::batch_cols`), which it keeps to give the uninterrupted run's bits: \
+             raise the budget to what that batch needs, or remove the checkpoint \
+             (`EngineBuilder::checkpoint`) to start afresh with the batch this budget allows"
+        )),
+        other => other,
     }
 }
 
