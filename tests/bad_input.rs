@@ -573,3 +573,18 @@ fn a_scratch_folder_a_killed_run_left_in_a_layer_folder_is_named_with_what_to_do
         &["psi/srcflow-scratch-1-1", "killed srcflow run", "remove it"],
     );
 }
+
+#[test]
+fn cores_whose_products_overflow_are_said_to_have_overflowed() {
+    let (_tmp, dir) = copy_of_fixture();
+    for layer in ["H", "psi"] {
+        for site in 0..4 {
+            let path = dir.join(format!("{layer}/{site:05}.npy"));
+            let core = npy::read(&path).unwrap().to_c64();
+            let scaled: Vec<C64> = core.data().iter().map(|z| z * 1e300).collect();
+            npy::write(&path, &Tensor::new(core.shape().to_vec(), scaled).unwrap()).unwrap();
+        }
+    }
+    let err = run_fails(&dir, "4");
+    assert_mentions(&err, &["overflowed", "scale the input cores down"]);
+}

@@ -158,3 +158,28 @@ fn misplaced_mps_layers_and_conj_on_a_ket_stack_are_refused_by_name() {
     assert!(stderr(&ran).contains("--conj"), "{}", stderr(&ran));
     assert!(!dir.path().join("out").exists());
 }
+
+#[test]
+fn a_checkpoint_resumed_with_conj_changed_is_refused_naming_it() {
+    let (phi, a, b) = trains();
+    let dir = tempfile::tempdir().unwrap();
+    let problem = dir.path().join("bra");
+    write_problem(&problem, &[("phi", &phi), ("A", &a), ("B", &b)]);
+    let (out, checkpoint) = (dir.path().join("out"), dir.path().join("checkpoint"));
+    let run = |extra: &[&str]| {
+        let mut args = vec!["run", problem.to_str().unwrap(), "--chi-out", "64"];
+        args.extend(["--out", out.to_str().unwrap(), "--checkpoint"]);
+        args.push(checkpoint.to_str().unwrap());
+        args.extend(extra);
+        srcflow(&args).output().unwrap()
+    };
+    let killed = run(&["--inject-kill", "qr:2"]);
+    assert!(!killed.status.success(), "the run was to be killed");
+    let refused = run(&["--conj"]);
+    assert!(!refused.status.success());
+    let said = stderr(&refused);
+    assert!(
+        said.contains("bra conjugated false there, true here"),
+        "{said}"
+    );
+}

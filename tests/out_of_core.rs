@@ -239,3 +239,47 @@ fn a_lookahead_that_does_not_fit_names_the_narrower_window_that_does() {
         "no window fits one byte: {hopeless}"
     );
 }
+
+/// Remembers the bytes written to disk that the last finished task reported.
+#[derive(Default)]
+struct LastWritten(std::sync::atomic::AtomicU64);
+
+impl srcflow::sched::Progress for LastWritten {
+    fn task_done(
+        &self,
+        _: &srcflow::graph::Task,
+        _: srcflow::graph::Pass,
+        _: usize,
+        _: usize,
+        written: u64,
+    ) {
+        self.0.store(written, std::sync::atomic::Ordering::SeqCst);
+    }
+}
+
+#[test]
+fn the_progress_and_the_report_give_one_number_for_the_bytes_written_to_disk() {
+    let stack = problem();
+    let scratch = tempfile::tempdir().unwrap();
+    let (device, host) = budgets_for_every_tier(&stack, scratch.path(), None);
+    let heard = std::sync::Arc::new(LastWritten::default());
+    let run = builder_for(
+        options(None),
+        device,
+        host,
+        scratch.path(),
+        Tiering::default(),
+    )
+    .progress(heard.clone())
+    .build()
+    .unwrap()
+    .run(&stack)
+    .unwrap();
+    let written = run.report.written_to_disk_bytes;
+    assert!(written > 0, "the run wrote to disk");
+    assert_eq!(heard.0.load(std::sync::atomic::Ordering::SeqCst), written);
+    assert!(run
+        .report
+        .to_string()
+        .contains(&format!("({} written to disk)", srcflow::ByteSize(written))));
+}

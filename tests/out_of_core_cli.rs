@@ -447,3 +447,49 @@ fn check_shapes(summary: &serde_json::Value, trace: &serde_json::Value) {
         .collect();
     assert!(longest.windows(2).all(|w| w[0] >= w[1]), "{longest:?}");
 }
+
+/// An injected disk error strikes a spill that a checkpoint writes too: the run fails naming
+/// the file, leaves no scratch and no output, and keeps its checkpoint, which the same command
+/// then resumes.
+#[test]
+fn a_disk_error_in_a_checkpointed_spill_fails_cleanly_and_the_run_resumes() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (problem, device, host) = problem_on_disk(tmp.path());
+    let scratch = tmp.path().join("scratch");
+    std::fs::create_dir(&scratch).unwrap();
+    let (out, checkpoint) = (tmp.path().join("out"), tmp.path().join("checkpoint"));
+    let run = |extra: &[&str]| {
+        srcflow(&["run", &problem, "--chi-out", &CHI_OUT.to_string()])
+            .args([
+                "--device-memory",
+                &device,
+                "--host-memory",
+                &host,
+                "--scratch-dir",
+            ])
+            .arg(&scratch)
+            .arg("--out")
+            .arg(&out)
+            .arg("--checkpoint")
+            .arg(&checkpoint)
+            .args(extra)
+            .output()
+            .unwrap()
+    };
+    let failed = run(&["--inject-disk-error", "eio:2"]);
+    let said = stderr(&failed);
+    assert_eq!(failed.status.code(), Some(1), "{said}");
+    assert!(
+        said.contains("checkpoint") && said.contains(".bin"),
+        "{said}"
+    );
+    assert_empty(&scratch);
+    assert!(!out.exists());
+    assert!(
+        checkpoint.join("journal.jsonl").exists(),
+        "the checkpoint is kept"
+    );
+    let resumed = run(&[]);
+    assert!(resumed.status.success(), "{}", stderr(&resumed));
+    assert!(String::from_utf8_lossy(&resumed.stdout).contains("resumed        skipped"));
+}

@@ -280,6 +280,12 @@ fn a_checkpoint_of_another_run_is_refused_naming_what_differs_and_kept() {
     assert!(error.contains("seed 5 there, 6 here"), "{error}");
     assert!(error.contains("chi_out 32 there, 16 here"), "{error}");
     assert!(error.contains("--checkpoint"), "{error}");
+    let unfolded = case.run("out", &[&at[..], &["--no-fold"]].concat());
+    let error = stderr(&unfolded);
+    assert!(
+        error.contains("sites folded") && error.contains(", 0 here"),
+        "{error}"
+    );
     assert_eq!(kept_values(&checkpoint), kept, "the refusal lost values");
     assert!(!case.path("out").exists());
     let resumed = case.run("out", &at);

@@ -1,5 +1,5 @@
 //! `ProgressLine`: what `progress=True` draws — one line on standard error with the tasks done,
-//! a bar, the time left at the rate so far, the pass, the site and the bytes spilled, redrawn at
+//! a bar, the time left at the rate so far, the pass, the site and the bytes written to disk, redrawn at
 //! most ten times a second and cleared at the end; nothing when standard error is not a
 //! terminal (pipes, CI).
 
@@ -45,7 +45,7 @@ impl ProgressLine {
 }
 
 impl Progress for ProgressLine {
-    fn task_done(&self, task: &Task, pass: Pass, done: usize, total: usize, spilled: u64) {
+    fn task_done(&self, task: &Task, pass: Pass, done: usize, total: usize, written: u64) {
         if !self.on_terminal {
             return;
         }
@@ -57,7 +57,7 @@ impl Progress for ProgressLine {
             return;
         }
         *drawn_at = Some(now);
-        let message = progress_message(pass, task.site, spilled);
+        let message = progress_message(pass, task.site, written);
         let left = time_left(now - self.started, done, total);
         let line = format!(
             "[{}] {done}/{total} tasks, {left}  {message}",

@@ -187,7 +187,7 @@ def stderr_of(code: str, on_terminal: bool) -> str:
 
 def test_progress_draws_a_line_on_a_terminal_and_clears_it():
     drawn = stderr_of(RUN_WITH_PROGRESS, on_terminal=True)
-    assert "/" in drawn and " tasks, ETA " in drawn and "spilled" in drawn, drawn
+    assert "/" in drawn and " tasks, ETA " in drawn and "written to disk" in drawn, drawn
     last = drawn.rsplit("\r", 1)[-1]
     assert last == "\x1b[2K", repr(last[-200:])
 

@@ -181,7 +181,9 @@ LONG_INLINE_RUN = textwrap.dedent(
     signal.signal(signal.SIGINT, signal.default_int_handler)
     rng = np.random.default_rng(0)
     n, bond = 8000, 32
-    mps = [rng.standard_normal(s) for s in [(bond, 2)] + [(bond, bond, 2)] * (n - 2) + [(bond, 2)]]
+    shapes = [(bond, 2)] + [(bond, bond, 2)] * (n - 2) + [(bond, 2)]
+    # Each site scaled so that the state's norm stays near 1 over thousands of sites.
+    mps = [rng.standard_normal(s) / np.sqrt(np.prod(s[1:])) for s in shapes]
     mpo = [np.eye(2)[None]] + [np.eye(2)[None, None]] * (n - 2) + [np.eye(2)[None]]
     print("started", flush=True)
     try:
@@ -213,7 +215,9 @@ FORK_WHILE_BUSY = textwrap.dedent(
     import srcflow
     rng = np.random.default_rng(0)
     n, bond = 4000, 32
-    mps = [rng.standard_normal(s) for s in [(bond, 2)] + [(bond, bond, 2)] * (n - 2) + [(bond, 2)]]
+    shapes = [(bond, 2)] + [(bond, bond, 2)] * (n - 2) + [(bond, 2)]
+    # Each site scaled so that the state's norm stays near 1 over thousands of sites.
+    mps = [rng.standard_normal(s) / np.sqrt(np.prod(s[1:])) for s in shapes]
     mpo = [np.eye(2)[None]] + [np.eye(2)[None, None]] * (n - 2) + [np.eye(2)[None]]
     session = srcflow.Session()
     busy = threading.Thread(

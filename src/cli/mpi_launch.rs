@@ -25,18 +25,45 @@ struct Launch {
 }
 
 /// How a launcher ([`LAUNCHERS`]) started this process, when one did.
-fn launch() -> Option<Launch> {
+fn launch() -> Result<Option<Launch>> {
     launch_in(|name| std::env::var(name).ok())
 }
 
-/// The launch of the first launcher whose rank variable is set, reading variables with `var`.
-fn launch_in(var: impl Fn(&str) -> Option<String>) -> Option<Launch> {
-    LAUNCHERS.iter().find_map(|(rank, size)| {
-        Some(Launch {
-            rank: var(rank)?,
-            ranks: var(size).and_then(|ranks| ranks.parse().ok()),
-        })
-    })
+/// The launch of the first launcher whose rank variable is set, reading variables with `var`;
+/// an error naming the variable when its rank is not a number, its size not a positive
+/// number, or the rank not below the size (values no launcher sets, which would otherwise
+/// run as one process, or as the wrong one, without a word).
+fn launch_in(var: impl Fn(&str) -> Option<String>) -> Result<Option<Launch>> {
+    for (rank_name, size_name) in LAUNCHERS {
+        let Some(rank) = var(rank_name) else {
+            continue;
+        };
+        let index: usize = rank
+            .trim()
+            .parse()
+            .map_err(|_| not_a_launch(rank_name, &rank, "a rank: 0, 1, 2, …"))?;
+        let ranks = match var(size_name) {
+            None => None,
+            Some(size) => match size.trim().parse::<usize>() {
+                Ok(ranks) if ranks > index => Some(ranks),
+                Ok(_) => {
+                    let what = format!("more ranks than rank {index} ({rank_name})");
+                    return Err(not_a_launch(size_name, &size, &what));
+                }
+                Err(_) => return Err(not_a_launch(size_name, &size, "a number of ranks: 1, 2, …")),
+            },
+        };
+        return Ok(Some(Launch { rank, ranks }));
+    }
+    Ok(None)
+}
+
+/// The error for the launcher variable `name`, whose value `value` is not `expected`.
+fn not_a_launch(name: &str, value: &str, expected: &str) -> srcflow::Error {
+    srcflow::Error::Invalid(format!(
+        "the environment variable {name} is {value:?}, where a launcher (mpirun, srun) sets \
+         {expected}: unset it to run as one process, or start srcflow with the launcher"
+    ))
 }
 
 /// Runs `run` as one rank of several when a launcher started this process with others, else
@@ -47,18 +74,24 @@ pub fn run_ranked(run: impl FnOnce(Option<Arc<dyn Transport>>) -> Result<()>) ->
     use srcflow::ranks::MpiRanks;
     /// How long a failed rank waits for the others to clean up before it exits.
     const CLEAN_UP_BOUND: std::time::Duration = std::time::Duration::from_secs(20);
-    match launch() {
+    let said = match launch()? {
         None => return run(None),
         Some(Launch {
             ranks: Some(ranks), ..
         }) if ranks < 2 => return run(None),
         // A launcher that does not say how many ranks it started: MPI knows.
-        Some(_) => {}
-    }
+        Some(launch) => launch.ranks,
+    };
     let (universe, ranks) = MpiRanks::start()?;
     if ranks.ranks() < 2 {
         drop(ranks);
         drop(universe);
+        if let Some(said) = said {
+            return Err(srcflow::Error::Invalid(format!(
+                "the launcher's variables say {said} ranks, but MPI started this process alone: \
+                 start srcflow with the launcher that set them, or unset them"
+            )));
+        }
         return run(None);
     }
     let ranks = Arc::new(ranks);
@@ -92,7 +125,7 @@ pub fn run_ranked(run: impl FnOnce(Option<Arc<dyn Transport>>) -> Result<()>) ->
     /// How to build srcflow that joins ranks.
     const BUILD: &str = "build it with `cargo build --release --features mpi` \
                          (tools/mpi_setup.sh installs what that needs)";
-    match launch() {
+    match launch()? {
         Some(Launch {
             ranks: Some(ranks), ..
         }) if ranks > 1 => Err(srcflow::Error::Invalid(format!(
@@ -116,6 +149,11 @@ mod tests {
 
     /// The launch in an environment of `vars`.
     fn launch(vars: &[(&str, &str)]) -> Option<Launch> {
+        tried(vars).unwrap()
+    }
+
+    /// The launch in an environment of `vars`, or the refusal of its variables.
+    fn tried(vars: &[(&str, &str)]) -> srcflow::Result<Option<Launch>> {
         let vars: HashMap<&str, &str> = vars.iter().copied().collect();
         launch_in(|name| vars.get(name).map(|v| v.to_string()))
     }
@@ -153,5 +191,26 @@ mod tests {
         // `srun` without an MPI plugin starts independent processes: each runs alone.
         assert_eq!(launch(&[("SLURM_STEP_NUM_TASKS", "4")]), None);
         assert_eq!(launch(&[]), None);
+    }
+
+    #[test]
+    fn variables_no_launcher_sets_are_refused_naming_them() {
+        for (vars, named) in [
+            (&[("PMI_RANK", "0"), ("PMI_SIZE", "lots")][..], "PMI_SIZE"),
+            (&[("PMI_RANK", "0"), ("PMI_SIZE", "0")][..], "PMI_SIZE"),
+            (&[("PMI_RANK", "4"), ("PMI_SIZE", "2")][..], "PMI_SIZE"),
+            (&[("PMI_RANK", "-1"), ("PMI_SIZE", "2")][..], "PMI_RANK"),
+            (&[("OMPI_COMM_WORLD_RANK", "x")][..], "OMPI_COMM_WORLD_RANK"),
+        ] {
+            let said = tried(vars).unwrap_err().to_string();
+            assert!(
+                said.contains(named) && said.contains("unset it"),
+                "{vars:?}: {said}"
+            );
+        }
+        assert_eq!(
+            launch(&[("PMI_RANK", "0"), ("PMI_SIZE", "1")]),
+            of("0", Some(1))
+        );
     }
 }

@@ -1,5 +1,5 @@
 //! `SweepProgressBar`: the progress of `srcflow run` on a terminal (indicatif) — tasks done,
-//! pass, site, bytes spilled and ETA; hidden when standard error is not a terminal (pipes, CI).
+//! pass, site, bytes written to disk and ETA; hidden when standard error is not a terminal (pipes, CI).
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use srcflow::graph::{Pass, Task};
@@ -36,10 +36,10 @@ impl SweepProgressBar {
 }
 
 impl Progress for SweepProgressBar {
-    fn task_done(&self, task: &Task, pass: Pass, done: usize, total: usize, spilled: u64) {
+    fn task_done(&self, task: &Task, pass: Pass, done: usize, total: usize, written: u64) {
         self.bar.set_length(total as u64);
         self.bar.set_position(done as u64);
         self.bar
-            .set_message(progress_message(pass, task.site, spilled));
+            .set_message(progress_message(pass, task.site, written));
     }
 }

@@ -44,14 +44,19 @@ impl<'f> DiskTier<'f> {
     pub fn write(&self, task: &Task, tensor: &AnyTensor) -> Result<SpillFile> {
         let cols = task.cols.unwrap_or(Cols { start: 0, end: 0 });
         let name = format!("env-{:05}-{}-{}.bin", task.site, cols.start, cols.end);
-        let fault = self.fault.and_then(DiskFault::on_write);
         SpillFile::write(
             self.dir().join(name),
             tensor,
             self.write_throttle,
-            fault,
+            self.write_fault(),
             &self.cancel,
         )
+    }
+
+    /// The injected error of this spill write, when the fault names it (tests): a spill a
+    /// checkpoint writes for the tier counts as one of its writes.
+    pub fn write_fault(&self) -> Option<std::io::Error> {
+        self.fault.and_then(DiskFault::on_write)
     }
 
     /// Reads a spilled slice back.

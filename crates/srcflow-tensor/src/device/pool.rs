@@ -76,13 +76,16 @@ impl SimulatedPool {
             cached_bytes: 0,
             unused_bytes: 0,
         };
-        if let Some(piece) = config.fragment {
-            let piece = round_up(piece.max(4 * ROUND), ROUND);
+        if let Some(given) = config.fragment {
+            let piece = round_up(given.max(4 * ROUND), ROUND);
             let segments = config.capacity.map(|c| c / piece);
             if segments.is_none_or(|n| n > MAX_FRAGMENTS) {
                 return Err(crate::Error::Invalid(format!(
-                    "`DeviceOptions::fragment` {piece} would cut the device into {} segments; at most \
+                    "`DeviceOptions::fragment` {} (segments of {piece} bytes: at least {}, in \
+                     steps of {ROUND}) would cut the device into {} segments; at most \
                      {MAX_FRAGMENTS}: give a larger size or a smaller `Budgets::device`",
+                    crate::ByteSize(given),
+                    4 * ROUND,
                     segments.map_or("unlimited".into(), |n| n.to_string())
                 )));
             }

@@ -227,9 +227,33 @@ pub fn svd<T: Scalar>(a: MatRef<'_, T>) -> Result<(Mat<T>, Vec<f64>, Mat<T>)> {
         MemStack::new(&mut MemBuffer::new(scratch)),
         Default::default(),
     )
-    .map_err(|e| Error::Numeric(format!("SVD did not converge: {e:?}")))?;
+    .map_err(|e| not_converged(a, e))?;
     let singular = s.column_vector().iter().map(|x| x.to_c64().re).collect();
     Ok((u, singular, v))
+}
+
+/// The error of an SVD of `a` that did not converge (faer said `said`): that the values
+/// overflowed, when `a` holds infinities or NaNs (products of inputs too large for the
+/// element type), else that it did not converge.
+fn not_converged<T: Scalar>(a: MatRef<'_, T>, said: impl std::fmt::Debug) -> Error {
+    let (m, n) = a.shape();
+    let finite = |x: &T| {
+        let z = x.to_c64();
+        z.re.is_finite() && z.im.is_finite()
+    };
+    let bad = (0..n)
+        .map(|j| (0..m).filter(|&i| !finite(&a[(i, j)])).count())
+        .sum::<usize>();
+    if bad == 0 {
+        return Error::Numeric(format!("SVD did not converge: {said:?}"));
+    }
+    Error::Numeric(format!(
+        "the values overflowed: {bad} of the {} entries of a {m}×{n} matrix the SVD was given \
+         are infinite or NaN, products of the inputs beyond the largest number of their \
+         element type; scale the input cores down (their norms near 1), and the output back \
+         up by the same factor",
+        m * n
+    ))
 }
 
 /// A tensor of `shape` from row-major data.
@@ -239,7 +263,7 @@ pub fn tensor<T: Scalar>(shape: Vec<usize>, data: Vec<T>) -> Array<T> {
 
 #[cfg(test)]
 mod tests {
-    use super::{scaled_copy, thin_qr, ThinQr};
+    use super::{scaled_copy, svd, thin_qr, ThinQr};
     use crate::tensor::C64;
     use faer::{Mat, MatRef};
     use rand::{Rng, SeedableRng};
@@ -313,5 +337,23 @@ mod tests {
         assert_eq!(exponent_of(0.0), 0);
         assert_eq!(exponent_of(f64::INFINITY), 0);
         assert_eq!(exponent_of(1e-320), 1022);
+    }
+
+    #[test]
+    fn an_svd_of_overflowed_values_says_they_overflowed() {
+        let a = Mat::<f64>::from_fn(6, 4, |i, j| {
+            if (i, j) == (2, 1) {
+                f64::INFINITY
+            } else {
+                (i + j) as f64
+            }
+        });
+        let said = svd(a.as_ref())
+            .expect_err("no SVD of infinities")
+            .to_string();
+        assert!(
+            said.contains("overflowed") && said.contains("1 of the 24 entries"),
+            "{said}"
+        );
     }
 }

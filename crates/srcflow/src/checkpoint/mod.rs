@@ -152,8 +152,14 @@ impl Checkpoint {
 
     /// Keeps `tensor` as the value `value` (by content), for a task of kind `op`: written,
     /// flushed, renamed and recorded in the journal. Returns a handle to its file, which stays when the
-    /// handle drops.
-    pub fn keep(&self, op: &str, value: DataId, tensor: &AnyTensor) -> Result<SpillFile> {
+    /// handle drops. `fault` (tests) replaces the outcome of the write with an injected error.
+    pub fn keep(
+        &self,
+        op: &str,
+        value: DataId,
+        tensor: &AnyTensor,
+        fault: Option<std::io::Error>,
+    ) -> Result<SpillFile> {
         let name = file_name(value);
         let path = self.dir.join(&name);
         let temporary = durable::temporary_of(&path);
@@ -163,7 +169,7 @@ impl Checkpoint {
             temporary.clone(),
             tensor,
             self.write_throttle,
-            None,
+            fault,
             &self.cancel,
         )?;
         if let Some(kill) = &self.kill {
@@ -433,7 +439,7 @@ mod tests {
         let parent = tempfile::tempdir().unwrap();
         let dir = parent.path().join("ckpt");
         let checkpoint = open(&dir, 1).unwrap();
-        checkpoint.keep("checkpoint", ENV, &tensor()).unwrap();
+        checkpoint.keep("checkpoint", ENV, &tensor(), None).unwrap();
         assert!(open(&dir, 1).is_err(), "the lock keeps a second run out");
         assert!(remove(&dir).is_err(), "and a removal");
         drop(checkpoint);
@@ -454,19 +460,21 @@ mod tests {
             cols: Cols { start: 0, end: 4 },
         };
         for site in 0..7 {
-            checkpoint.keep("checkpoint", env(site), &tensor()).unwrap();
+            checkpoint
+                .keep("checkpoint", env(site), &tensor(), None)
+                .unwrap();
         }
         checkpoint
-            .keep("checkpoint", DataId::Proj { site: 7 }, &tensor())
+            .keep("checkpoint", DataId::Proj { site: 7 }, &tensor(), None)
             .unwrap();
         for site in [7, 6] {
             checkpoint
-                .keep("checkpoint", DataId::Basis { site }, &tensor())
+                .keep("checkpoint", DataId::Basis { site }, &tensor(), None)
                 .unwrap();
         }
         assert_eq!(checkpoint.kept().len(), 9, "S7 and η7 leave C6 unread");
         checkpoint
-            .keep("checkpoint", DataId::Proj { site: 6 }, &tensor())
+            .keep("checkpoint", DataId::Proj { site: 6 }, &tensor(), None)
             .unwrap();
         let mut kept: Vec<String> = checkpoint.kept().iter().map(DataId::to_string).collect();
         kept.sort();
@@ -500,9 +508,11 @@ mod tests {
         let parent = tempfile::tempdir().unwrap();
         let dir = parent.path().join("ckpt");
         let checkpoint = open(&dir, 1).unwrap();
-        checkpoint.keep("checkpoint", ENV, &tensor()).unwrap();
+        checkpoint.keep("checkpoint", ENV, &tensor(), None).unwrap();
         let proj = DataId::Proj { site: 2 };
-        checkpoint.keep("checkpoint", proj, &tensor()).unwrap();
+        checkpoint
+            .keep("checkpoint", proj, &tensor(), None)
+            .unwrap();
         let (torn_value, short_value) = (env(4), env(5));
         checkpoint.lock_journal().writing(torn_value).unwrap();
         drop(checkpoint);
@@ -535,7 +545,7 @@ mod tests {
             !short.exists(),
             "a file the journal names but cannot hold its value is removed"
         );
-        again.keep("checkpoint", proj, &tensor()).unwrap();
+        again.keep("checkpoint", proj, &tensor(), None).unwrap();
         drop(again);
         assert_eq!(open(&dir, 1).unwrap().kept(), HashSet::from([ENV, proj]));
     }
@@ -554,7 +564,7 @@ mod tests {
         let victim = parent.path().join("victim.bin");
         std::fs::write(&victim, "the user's").unwrap();
         let checkpoint = open(&dir, 1).unwrap();
-        checkpoint.keep("checkpoint", ENV, &tensor()).unwrap();
+        checkpoint.keep("checkpoint", ENV, &tensor(), None).unwrap();
         drop(checkpoint);
         let journal = dir.join(JOURNAL);
         let text = std::fs::read_to_string(&journal).unwrap();
@@ -571,7 +581,7 @@ mod tests {
             );
             drop(open(&dir, 1).unwrap());
             let again = open(&dir, 1).unwrap();
-            again.keep("checkpoint", ENV, &tensor()).unwrap();
+            again.keep("checkpoint", ENV, &tensor(), None).unwrap();
         }
     }
 
@@ -580,7 +590,7 @@ mod tests {
         let parent = tempfile::tempdir().unwrap();
         let dir = parent.path().join("ckpt");
         let checkpoint = open(&dir, 1).unwrap();
-        checkpoint.keep("checkpoint", ENV, &tensor()).unwrap();
+        checkpoint.keep("checkpoint", ENV, &tensor(), None).unwrap();
         std::fs::write(dir.join("notes.bin"), "mine").unwrap();
         drop(checkpoint);
         remove(&dir).unwrap();

@@ -111,6 +111,19 @@ fn naming(task: &Task, error: Error) -> Error {
     }
 }
 
+/// Refuses the output core of `site` when it holds an infinity or a NaN: the inputs are
+/// finite (their reads check), so the values overflowed on the way.
+fn refuse_overflowed(site: usize, core: &AnyTensor) -> Result<()> {
+    let Some(index) = core.first_non_finite() else {
+        return Ok(());
+    };
+    Err(Error::Numeric(format!(
+        "output site {site}: element {index} is infinite or NaN: the values overflowed, products \
+         of the inputs beyond the largest number of their element type; scale the input cores \
+         down (their norms near 1), and the output back up by the same factor"
+    )))
+}
+
 impl TaskRouter<'_> {
     /// Sends `task` to the source, the sink, the disk or the backend.
     fn route(&self, task: &Task, inputs: Vec<Value>, blocks: Vec<Block>) -> Result<Vec<Value>> {
@@ -125,6 +138,7 @@ impl TaskRouter<'_> {
             }
             Op::WriteSite => {
                 let core = train_form(&self.on_host(task, &inputs[0])?);
+                refuse_overflowed(task.site, &core)?;
                 if let Some(bond) = self.lock_bonds().get_mut(task.site) {
                     *bond = core.shape()[1];
                 }
@@ -143,7 +157,10 @@ impl TaskRouter<'_> {
             Op::Spill { to: Tier::Disk } => {
                 let tensor = self.on_host(task, &inputs[0])?;
                 let file = match self.checkpoint {
-                    Some(c) => c.keep(task.op.name(), task.outputs[0].content(), &tensor)?,
+                    Some(c) => {
+                        let fault = self.disk()?.write_fault();
+                        c.keep(task.op.name(), task.outputs[0].content(), &tensor, fault)?
+                    }
                     None => self.disk()?.write(task, &tensor)?,
                 };
                 Ok(vec![Value::File(Arc::new(file))])
@@ -152,7 +169,7 @@ impl TaskRouter<'_> {
                 let (checkpoint, value) = (self.checkpoint()?, task.inputs[0].content());
                 if checkpoint.due(value, task.site) {
                     let tensor = self.on_host(task, &inputs[0])?;
-                    checkpoint.keep(task.op.name(), value, &tensor)?;
+                    checkpoint.keep(task.op.name(), value, &tensor, None)?;
                 }
                 Ok(vec![])
             }

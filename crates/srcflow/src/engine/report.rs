@@ -65,6 +65,9 @@ pub struct Report {
     pub devices: Vec<DeviceUse>,
     /// The most bytes each tier held, as counted by the store.
     pub peak_bytes: TierBytes,
+    /// Bytes the run's spills wrote to the disk tier, all told (what the progress bar counts
+    /// up to; an environment spilled in batches counts each batch once).
+    pub written_to_disk_bytes: u64,
     /// The process's peak resident memory so far (`VmHWM`), where the system reports it.
     pub peak_rss_bytes: Option<u64>,
     /// Large blocks the block cache served from fresh memory during the run, not reused (0
@@ -140,6 +143,12 @@ impl Report {
             lanes: lane_uses(graph, log),
             devices: DeviceUse::of(log, graph.devices, wall_s),
             peak_bytes: log.peak,
+            written_to_disk_bytes: log
+                .events
+                .iter()
+                .filter(|e| e.op == (Op::Spill { to: Tier::Disk }))
+                .map(|e| e.bytes)
+                .sum(),
             peak_rss_bytes: peak_rss(),
             blocks_mapped: 0,
             blocks_released: 0,
@@ -248,6 +257,13 @@ impl fmt::Display for Report {
             ByteSize(peak.host),
             ByteSize(peak.disk)
         )?;
+        if self.written_to_disk_bytes > 0 {
+            write!(
+                f,
+                " ({} written to disk)",
+                ByteSize(self.written_to_disk_bytes)
+            )?;
+        }
         if let Some(rss) = self.peak_rss_bytes {
             write!(f, "; process {}", ByteSize(rss))?;
         }

@@ -8,6 +8,12 @@ use crate::train::Stack;
 pub trait CoreSource: Sync {
     /// The core of `layer` (0 = top) at `site`, in the element type it is stored in.
     fn read(&self, layer: usize, site: usize) -> Result<AnyTensor>;
+
+    /// True when it hands out the MPS of a bra stack conjugated (a checkpoint names the
+    /// choice, beside the contents' fingerprint it changes).
+    fn conjugates_bra(&self) -> bool {
+        false
+    }
 }
 
 /// Cores of a stack already in memory.

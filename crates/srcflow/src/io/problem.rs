@@ -127,6 +127,10 @@ impl CoreSource for ProblemDir {
             .ket_core(entry, site, core, conj)
             .map_err(bad)
     }
+
+    fn conjugates_bra(&self) -> bool {
+        self.conj_bra
+    }
 }
 
 /// The number of sites of every layer, each at least 2 and all equal: counted before any file

@@ -27,7 +27,7 @@ impl StagingDir {
             .filter(|p| !p.as_os_str().is_empty())
             .unwrap_or(Path::new("."));
         crate::files::existing_folder(parent, &format!("folder of {}", destination.display()))?;
-        let prefix = format!(".{}.srcflow-tmp-", name.to_string_lossy());
+        let prefix = format!(".{}.srcflow-tmp-", staging_stem(&name.to_string_lossy()));
         remove_abandoned(parent, &prefix);
         let staging = parent.join(format!("{prefix}{}", std::process::id()));
         if staging.exists() {
@@ -66,6 +66,25 @@ impl Drop for StagingDir {
     }
 }
 
+/// The longest output name its staging name holds whole: a file name has at most 255 bytes,
+/// and the staging name adds a dot, `.srcflow-tmp-` and a process id.
+const WHOLE_NAME: usize = 200;
+
+/// The part of the staging name that stands for the output name `name`: the name itself, or
+/// for a longer one its start and the xxh3 hash of the whole (the same for every run, so that
+/// a dead run's staging directory is found again).
+fn staging_stem(name: &str) -> String {
+    if name.len() <= WHOLE_NAME {
+        return name.to_string();
+    }
+    let mut start = WHOLE_NAME - 17;
+    while !name.is_char_boundary(start) {
+        start -= 1;
+    }
+    let hash = xxhash_rust::xxh3::xxh3_64(name.as_bytes());
+    format!("{}-{hash:016x}", &name[..start])
+}
+
 /// Removes staging directories `<prefix><pid>` under `parent` whose process is gone (a run
 /// killed before it could clean up); one that cannot be removed is left, with a warning.
 fn remove_abandoned(parent: &Path, prefix: &str) {
@@ -86,5 +105,22 @@ fn remove_abandoned(parent: &Path, prefix: &str) {
                 );
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_output_with_a_name_of_250_bytes_is_staged_and_committed() {
+        let dir = tempfile::tempdir().unwrap();
+        let destination = dir.path().join("o".repeat(250));
+        let staging = StagingDir::create(&destination).unwrap();
+        std::fs::write(staging.path().join("core.npy"), "x").unwrap();
+        let stem = staging_stem(&"o".repeat(250));
+        assert!(stem.len() <= WHOLE_NAME && stem == staging_stem(&"o".repeat(250)));
+        staging.commit().unwrap();
+        assert!(destination.join("core.npy").exists());
     }
 }

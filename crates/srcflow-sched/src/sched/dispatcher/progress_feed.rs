@@ -1,24 +1,25 @@
 //! `ProgressFeed`: what the dispatcher tells a [`Progress`] listener of each finished task,
-//! with the bytes spilled so far.
+//! with the bytes written to the disk tier so far.
 
 use crate::graph::{Op, Pass, Task};
 use crate::sched::Progress;
+use crate::Tier;
 use std::sync::Arc;
 
-/// The run's progress listener, if any, and the bytes spill tasks have moved off the device.
+/// The run's progress listener, if any, and the bytes spill tasks have written to disk.
 pub(super) struct ProgressFeed {
     /// Told of every finished task.
     listener: Option<Arc<dyn Progress>>,
-    /// Bytes spill tasks have moved off the device so far.
-    spilled: u64,
+    /// Bytes spill tasks have written to the disk tier so far.
+    written: u64,
 }
 
 impl ProgressFeed {
-    /// A feed to `listener` (none: only the spilled bytes are counted).
+    /// A feed to `listener` (none: only the bytes written to disk are counted).
     pub fn new(listener: Option<Arc<dyn Progress>>) -> Self {
         ProgressFeed {
             listener,
-            spilled: 0,
+            written: 0,
         }
     }
 
@@ -31,11 +32,11 @@ impl ProgressFeed {
         total: usize,
         pass: impl FnOnce() -> Pass,
     ) {
-        if matches!(task.op, Op::Spill { .. }) {
-            self.spilled += task.moved_bytes;
+        if task.op == (Op::Spill { to: Tier::Disk }) {
+            self.written += task.moved_bytes;
         }
         if let Some(listener) = &self.listener {
-            listener.task_done(task, pass(), finished, total, self.spilled);
+            listener.task_done(task, pass(), finished, total, self.written);
         }
     }
 }
