@@ -6,7 +6,7 @@
 
 mod common;
 
-use common::killed::{checksum_of, edit, edit_journal_line, Killed};
+use common::killed::{edit, edit_journal_line, journal_field, Killed};
 use common::*;
 
 /// The output core the killed run wrote first (a resume reads it back for the output).
@@ -24,17 +24,6 @@ fn kept_environments(killed: &Killed) -> Vec<String> {
     names.sort();
     names.reverse();
     names
-}
-
-/// The shape the journal of `checkpoint` records for `file`, as written there ("[32,4,32]").
-fn shape_of(checkpoint: &std::path::Path, file: &str) -> String {
-    let text = std::fs::read_to_string(checkpoint.join("journal.jsonl")).unwrap();
-    let line = text
-        .lines()
-        .find(|l| l.contains(&format!("\"{file}\"")))
-        .unwrap();
-    let after = line.split("\"shape\":").nth(1).unwrap();
-    after[..=after.find(']').unwrap()].to_string()
 }
 
 #[test]
@@ -60,14 +49,14 @@ fn damaged_values_are_made_anew_and_the_output_is_the_uninterrupted_runs() {
         std::fs::write(&b, there).unwrap();
     });
     killed.remakes("a shape edited", Some(env), |c| {
-        let shape = shape_of(c, env);
+        let shape = journal_field(c, env, "shape");
         let dims: Vec<&str> = shape[1..shape.len() - 1].split(',').collect();
         let rotated = format!("[{},{}]", dims[1..].join(","), dims[0]);
         assert_ne!(shape, rotated);
         edit_journal_line(c, env, &shape, &rotated)
     });
     killed.remakes("a checksum edited", Some(CORE), |c| {
-        let checksum = format!("\"checksum\":{}", checksum_of(c, CORE));
+        let checksum = format!("\"checksum\":{}", journal_field(c, CORE, "checksum"));
         edit_journal_line(c, CORE, &checksum, "\"checksum\":42")
     });
     killed.remakes("an element type edited", Some(CORE), |c| {

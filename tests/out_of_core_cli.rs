@@ -5,7 +5,7 @@ mod common;
 use common::*;
 use srcflow::io::write_stack;
 use std::path::Path;
-use std::process::Command;
+use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
 /// The problem written to `dir/problem`, and budgets that put half its environments on disk.
@@ -135,23 +135,44 @@ fn interrupted_while_spilling(
     (child.wait_with_output().unwrap(), scratch, out)
 }
 
+/// Fails unless the run that `output` ended, in `tmp`, was stopped by `signal` (named `name`):
+/// exit status 128 + the signal, the signal named, its scratch (in `scratch`) and its output
+/// (`out`) gone, and `left` entries in `tmp` (the problem, the scratch folder, ...).
+fn assert_stopped_by(
+    output: &Output,
+    signal: (i32, &str),
+    tmp: &Path,
+    paths: (&Path, &Path),
+    left: usize,
+) {
+    let ((signal, name), (scratch, out)) = (signal, paths);
+    let said = stderr(output);
+    assert_eq!(output.status.code(), Some(128 + signal), "{name}: {said}");
+    assert!(
+        said.contains(&format!("interrupted by {name}")),
+        "{name}: {said}"
+    );
+    assert_empty(scratch);
+    assert!(!out.exists(), "{name}: no output after a stopped run");
+    let siblings: Vec<_> = std::fs::read_dir(tmp).unwrap().flatten().collect();
+    assert_eq!(
+        siblings.len(),
+        left,
+        "{name}: what remains in {}",
+        tmp.display()
+    );
+}
+
 #[test]
 fn ctrl_c_stops_the_run_and_removes_scratch_and_output() {
     let tmp = tempfile::tempdir().unwrap();
     let (output, scratch, out) = interrupted_while_spilling(tmp.path(), &[libc::SIGINT], &[]);
-    assert_eq!(output.status.code(), Some(130), "{}", stderr(&output));
-    assert!(
-        stderr(&output).contains("interrupted"),
-        "{}",
-        stderr(&output)
-    );
-    assert_empty(&scratch);
-    assert!(!out.exists(), "no output after an interrupted run");
-    let siblings: Vec<_> = std::fs::read_dir(tmp.path()).unwrap().flatten().collect();
-    assert_eq!(
-        siblings.len(),
+    assert_stopped_by(
+        &output,
+        (libc::SIGINT, "SIGINT"),
+        tmp.path(),
+        (&scratch, &out),
         2,
-        "only the problem and the scratch parent remain"
     );
 }
 
@@ -203,20 +224,8 @@ fn every_stopping_signal_removes_scratch_and_output_and_keeps_the_checkpoint() {
         let checkpoint = tmp.path().join("checkpoint");
         let with = ["--checkpoint", checkpoint.to_str().unwrap()];
         let (output, scratch, out) = interrupted_while_spilling(tmp.path(), &[signal], &with);
-        let said = stderr(&output);
-        assert_eq!(output.status.code(), Some(128 + signal), "{name}: {said}");
-        assert!(
-            said.contains(&format!("interrupted by {name}")),
-            "{name}: {said}"
-        );
-        assert_empty(&scratch);
-        assert!(!out.exists(), "{name}: no output after a stopped run");
-        let siblings: Vec<_> = std::fs::read_dir(tmp.path()).unwrap().flatten().collect();
-        assert_eq!(
-            siblings.len(),
-            3,
-            "{name}: the problem, scratch and checkpoint remain"
-        );
+        let paths = (scratch.as_path(), out.as_path());
+        assert_stopped_by(&output, (signal, name), tmp.path(), paths, 3);
         assert!(
             checkpoint.join("identity.json").exists(),
             "{name}: the checkpoint is kept"

@@ -140,21 +140,27 @@ pub fn edit(path: &Path, edit: impl FnOnce(&mut Vec<u8>)) {
 pub fn edit_journal_line(checkpoint: &Path, file: &str, from: &str, to: &str) {
     let journal = checkpoint.join("journal.jsonl");
     let text = std::fs::read_to_string(&journal).unwrap();
-    let line = text
-        .lines()
-        .find(|l| l.contains(&format!("\"{file}\"")))
-        .unwrap_or_else(|| panic!("no line of {file} in {text}"));
+    let line = journal_line(checkpoint, file);
     assert!(line.contains(from), "{line}");
-    std::fs::write(&journal, text.replace(line, &line.replacen(from, to, 1))).unwrap();
+    std::fs::write(&journal, text.replace(&line, &line.replacen(from, to, 1))).unwrap();
 }
 
-/// The checksum the journal of `checkpoint` records for `file`, as text.
-pub fn checksum_of(checkpoint: &Path, file: &str) -> String {
+/// The line of the journal of `checkpoint` that keeps `file`.
+pub fn journal_line(checkpoint: &Path, file: &str) -> String {
     let text = std::fs::read_to_string(checkpoint.join("journal.jsonl")).unwrap();
-    let line = text
-        .lines()
-        .find(|l| l.contains(&format!("\"{file}\"")))
-        .unwrap();
-    let after = line.split("\"checksum\":").nth(1).unwrap();
-    after.chars().take_while(char::is_ascii_digit).collect()
+    let line = text.lines().find(|l| l.contains(&format!("\"{file}\"")));
+    line.unwrap_or_else(|| panic!("no line of {file} in {text}"))
+        .to_string()
+}
+
+/// The value of the field `key` that the journal of `checkpoint` records for `file`, as
+/// written there: a number ("1234") or a list ("[32,4,32]").
+pub fn journal_field(checkpoint: &Path, file: &str, key: &str) -> String {
+    let line = journal_line(checkpoint, file);
+    let after = line.split(&format!("\"{key}\":")).nth(1).unwrap();
+    let end = match after.starts_with('[') {
+        true => after.find(']').unwrap() + 1,
+        false => after.find(|c: char| !c.is_ascii_digit()).unwrap(),
+    };
+    after[..end].to_string()
 }
