@@ -5,7 +5,7 @@
 use clap::Args;
 use indicatif::{ProgressBar, ProgressDrawTarget};
 use srcflow::io::ProblemDir;
-use srcflow::ops::{distance, exact_product_with, norm, DistanceCost};
+use srcflow::ops::{distance_of, exact_product_with, DistanceCost};
 use srcflow::{ByteSize, Error, Result, Train};
 use std::path::PathBuf;
 
@@ -57,14 +57,14 @@ pub fn run(args: DistanceArgs) -> Result<()> {
     }
     let [a, b] = dirs.map(|dir| load(&dir));
     let (a, b) = (a?, b?);
-    let distance = distance(&a, &b)?;
-    if norm(&b) == 0.0 {
+    let distance = distance_of(&a, &b)?;
+    if !distance.relative {
         super::note(&format!(
             "{} has norm 0, so this is the absolute distance ‖A − B‖, not a relative one",
             args.b.display()
         ));
     }
-    println!("{distance:e}");
+    println!("{:e}", distance.value);
     Ok(())
 }
 

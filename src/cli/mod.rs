@@ -119,16 +119,11 @@ pub fn note(line: &str) {
 /// Prints the error line of a failed command, with flags named as the command line spells them,
 /// in one write (so that `mpirun --tag-output` keeps each rank's line whole).
 fn report_error(error: &srcflow::Error) {
-    use std::io::Write;
     let mut message = error.to_string();
     if let (srcflow::Error::Interrupted, Some(signal)) = (error, signals::stopped_by()) {
         message = message.replacen("interrupted", &format!("interrupted by {signal}"), 1);
     }
-    let line = format!(
-        "srcflow: error: {}\n",
-        flag_names::with_flag_names(&message)
-    );
-    let _ = std::io::stderr().write_all(line.as_bytes());
+    note(&format!("error: {}", flag_names::with_flag_names(&message)));
 }
 
 /// The exit status of a command that failed with `error`: 128 + the signal's number when a

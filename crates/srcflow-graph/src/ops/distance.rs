@@ -12,9 +12,23 @@ pub fn norm(train: &Train) -> f64 {
 }
 
 /// `‖a − b‖ / ‖b‖`, the relative distance of `a` from the reference `b`: exactly 0 when their
-/// cores are equal, and the absolute distance `‖a − b‖` when `‖b‖ = 0` (a caller that prints
-/// it says so: [`norm`] of `b` tells).
+/// cores are equal, and the absolute distance `‖a − b‖` when `‖b‖ = 0` ([`distance_of`] says
+/// which).
 pub fn distance(a: &Train, b: &Train) -> Result<f64> {
+    distance_of(a, b).map(|d| d.value)
+}
+
+/// How far `a` is from the reference `b`, and whether relative to `‖b‖`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Distance {
+    /// `‖a − b‖ / ‖b‖`, or `‖a − b‖` when `‖b‖ = 0`.
+    pub value: f64,
+    /// False when `‖b‖ = 0` and `value` is the absolute distance.
+    pub relative: bool,
+}
+
+/// [`distance`], saying whether it is relative.
+pub fn distance_of(a: &Train, b: &Train) -> Result<Distance> {
     if a.kind() != b.kind() || a.len() != b.len() {
         return Err(Error::Shape(format!(
             "cannot compare a {}-site {} with a {}-site {}",
@@ -32,16 +46,17 @@ pub fn distance(a: &Train, b: &Train) -> Result<f64> {
             )));
         }
     }
+    let reference = norm(b);
+    let relative = reference > 0.0;
     if (0..a.len()).all(|site| a.core(site) == b.core(site)) {
-        return Ok(0.0);
+        return Ok(Distance {
+            value: 0.0,
+            relative,
+        });
     }
     let diff = sweep_norm(&difference(&a.cores_c64(), &b.cores_c64()));
-    let reference = norm(b);
-    Ok(if reference > 0.0 {
-        diff / reference
-    } else {
-        diff
-    })
+    let value = if relative { diff / reference } else { diff };
+    Ok(Distance { value, relative })
 }
 
 /// Norm of a train given by its `[l, r, u, d]` cores.

@@ -41,6 +41,14 @@ pub fn flush_and_rename(temporary: &Path, path: &Path) -> Result<()> {
         .map_err(|e| Error::io(path, e))
 }
 
+/// Removes the file `path` if it is there (one already gone is no error).
+pub fn remove_if_there(path: &Path) -> Result<()> {
+    match std::fs::remove_file(path) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(Error::io(path, e)),
+        _ => Ok(()),
+    }
+}
+
 /// The temporary name `path` is written under.
 pub fn temporary_of(path: &Path) -> std::path::PathBuf {
     let mut name = path.as_os_str().to_owned();

@@ -87,9 +87,9 @@ impl Journal {
         for value in &made {
             let file = dir.join(file_name(*value));
             if !kept.contains_key(value) {
-                remove_if_there(&file)?;
+                durable::remove_if_there(&file)?;
             }
-            remove_if_there(&durable::temporary_of(&file))?;
+            durable::remove_if_there(&durable::temporary_of(&file))?;
         }
         let mut entries: Vec<&Entry> = kept.values().collect();
         entries.sort_by(|a, b| a.file.cmp(&b.file));
@@ -223,14 +223,6 @@ fn whole(dir: &Path, entry: &Entry) -> bool {
     let length = SpillFile::length_holding(bytes);
     let file = dir.join(file_name(entry.value));
     std::fs::symlink_metadata(file).is_ok_and(|m| m.is_file() && m.len() >= length)
-}
-
-/// Removes `path` if it is there.
-pub(crate) fn remove_if_there(path: &Path) -> Result<()> {
-    match std::fs::remove_file(path) {
-        Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(Error::io(path, e)),
-        _ => Ok(()),
-    }
 }
 
 /// The journal line of `line`, with its end.

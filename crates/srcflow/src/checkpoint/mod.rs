@@ -164,7 +164,7 @@ impl Checkpoint {
         let path = self.dir.join(&name);
         let temporary = durable::temporary_of(&path);
         self.lock_journal().writing(value)?;
-        journal::remove_if_there(&temporary)?; // a kill's, which a torn journal forgot
+        durable::remove_if_there(&temporary)?; // a kill's, which a torn journal forgot
         let written = SpillFile::write(
             temporary.clone(),
             tensor,
@@ -276,14 +276,14 @@ pub fn remove(dir: &Path) -> Result<()> {
     let _lock = locked(dir)?;
     for value in journal::named(dir)? {
         let file = dir.join(file_name(value));
-        journal::remove_if_there(&file)?;
-        journal::remove_if_there(&durable::temporary_of(&file))?;
+        durable::remove_if_there(&file)?;
+        durable::remove_if_there(&durable::temporary_of(&file))?;
     }
     for name in [JOURNAL, IDENTITY] {
-        journal::remove_if_there(&durable::temporary_of(&dir.join(name)))?;
+        durable::remove_if_there(&durable::temporary_of(&dir.join(name)))?;
     }
     for name in [JOURNAL, IDENTITY, LOCK] {
-        journal::remove_if_there(&dir.join(name))?;
+        durable::remove_if_there(&dir.join(name))?;
     }
     let _ = std::fs::remove_dir(dir);
     Ok(())

@@ -9,7 +9,7 @@ use crate::ranks::{RankLayout, Transport};
 use crate::ByteSize;
 use serde::Serialize;
 use std::collections::HashSet;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 /// How many times one run starts again after finding a kept value damaged, before it stops
 /// and leaves the rest to the next run.
@@ -128,17 +128,13 @@ impl Engine {
         Ok(graph.with_checkpoint_writes(every).resumed(&kept))
     }
 
-    /// Removes the damaged file `path` ([`Error::Damaged`], `why`) from this run's checkpoint,
+    /// Removes the file that `damaged` ([`Error::Damaged`]) names from this run's checkpoint,
     /// so that the next run of its graph makes the value anew: `Ok` when this run may start
     /// again at once (one process, after fewer than [`REMADE_AT_MOST`] starts again, `remade`).
     /// Otherwise, or when the file is not one the checkpoint kept (a scratch file), the
     /// error, saying whether it was removed.
-    pub(super) fn forget_damaged(&self, path: PathBuf, why: String, remade: usize) -> Result<()> {
-        let damaged = Error::Damaged { path, why };
-        let Error::Damaged { path, .. } = &damaged else {
-            unreachable!("made above")
-        };
-        let Some(dir) = &self.checkpoint else {
+    pub(super) fn forget_damaged(&self, damaged: Error, remade: usize) -> Result<()> {
+        let (Error::Damaged { path, .. }, Some(dir)) = (&damaged, &self.checkpoint) else {
             return Err(damaged);
         };
         let folder = match &self.ranks {

@@ -198,8 +198,8 @@ impl Engine {
         let mut remade = 0;
         loop {
             match self.run_rank_of(graph, source, sink, watch) {
-                Err(Error::Damaged { path, why }) => {
-                    self.telling_ranks(self.forget_damaged(path, why, remade))?;
+                Err(damaged @ Error::Damaged { .. }) => {
+                    self.telling_ranks(self.forget_damaged(damaged, remade))?;
                     remade += 1;
                 }
                 ran => return self.telling_ranks(ran),
