@@ -26,6 +26,7 @@ fn machine() -> MachineModel {
         task_overhead_s: 1e-4,
         kernel_overhead_s: BTreeMap::new(),
         compute: vec![],
+        disk_requests: None,
         assumed: false,
         device_has_own_memory: false,
         notes: vec![],

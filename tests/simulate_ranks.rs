@@ -53,6 +53,7 @@ fn machine(network: f64, latency: f64) -> MachineModel {
         task_overhead_s: 1e-5,
         kernel_overhead_s: BTreeMap::new(),
         compute: vec![],
+        disk_requests: None,
         assumed: false,
         device_has_own_memory: false,
         notes: vec![],

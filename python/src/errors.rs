@@ -40,7 +40,7 @@ pub fn register(module: &Bound<'_, PyModule>) -> PyResult<()> {
 }
 
 /// Each setting an engine error may name, with the argument that sets it in Python.
-const ARGUMENTS: [(&str, &str); 14] = [
+const ARGUMENTS: [(&str, &str); 15] = [
     ("`GraphOptions::chi_out`", "`chi_out`"),
     ("`GraphOptions::batch_cols`", "`batch_cols`"),
     ("`GraphOptions::cutoff`", "`cutoff`"),
@@ -50,6 +50,7 @@ const ARGUMENTS: [(&str, &str); 14] = [
     ("`Budgets::device`", "`Resources.gpu_memory`"),
     ("`Budgets::host`", "`Resources.host_memory`"),
     ("`Tiering::prefetch`", "`prefetch`"),
+    ("`DiskIo::depth`", "`Resources.io_depth`"),
     ("`Options::threads`", "`threads`"),
     ("`EngineBuilder::checkpoint`", "`Resources.checkpoint`"),
     ("`Budgets::scratch_dir`", "`Resources.scratch_dir`"),

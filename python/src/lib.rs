@@ -45,5 +45,6 @@ fn _core(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_function(wrap_pyfunction!(trace_report::report, module)?)?;
     module.add("__version__", env!("CARGO_PKG_VERSION"))?;
     module.add("MOST_DEVICES", srcflow::graph::MOST_DEVICES)?;
+    module.add("MOST_IO_DEPTH", srcflow::store::MOST_IO_DEPTH)?;
     Ok(())
 }

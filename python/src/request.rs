@@ -8,6 +8,7 @@ use srcflow::engine::Tiering;
 use srcflow::graph::GraphOptions;
 use srcflow::plan::Budgets;
 use srcflow::sched::Prefetch;
+use srcflow::store::{DirectIo, DiskIo, DEFAULT_IO_DEPTH};
 use srcflow::tensor::DType;
 use srcflow::train::layout::shape_from_quimb;
 use srcflow::train::{Kind, LayerShape, StackShape};
@@ -60,6 +61,10 @@ pub struct Request {
     pub checkpoint: Option<PathBuf>,
     /// How often the checkpoint keeps a site: N sites or a time ("10m"; `None`: every site).
     pub checkpoint_every: Option<String>,
+    /// Requests in flight per disk transfer (`None`: the default).
+    pub io_depth: Option<usize>,
+    /// Direct I/O always (true), never (false), or where the filesystem takes it (`None`).
+    pub direct_io: Option<bool>,
 }
 
 /// An error naming the argument `name` that `value` could not be read from.
@@ -171,7 +176,7 @@ impl Request {
             .unwrap_or(self.seed)
     }
 
-    /// The budgets (each left out detected) and the prefetch policy.
+    /// The budgets (each left out detected), the prefetch policy and the disk's choices.
     fn tiering(&self) -> Result<Tiering> {
         let budgets = Budgets::detect(
             self.device_memory,
@@ -183,8 +188,19 @@ impl Request {
             Some(text) => text.parse::<Prefetch>()?,
             None => Prefetch::default(),
         };
+        let direct = match self.direct_io {
+            None => DirectIo::Auto,
+            Some(true) => DirectIo::Always,
+            Some(false) => DirectIo::Never,
+        };
+        let disk = DiskIo {
+            depth: self.io_depth.unwrap_or(DEFAULT_IO_DEPTH),
+            direct,
+            ..DiskIo::default()
+        };
         Ok(Tiering::default()
             .with_budgets(budgets)
-            .with_prefetch(Arc::new(prefetch)))
+            .with_prefetch(Arc::new(prefetch))
+            .with_disk_io(disk))
     }
 }

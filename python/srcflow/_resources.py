@@ -43,6 +43,14 @@ class Resources:
         the pass under way). Output cores are kept at every site. Fewer cost less; a resumed
         call makes those between again.
         None: every site.
+    io_depth : int or None, default None
+        Requests in flight per transfer to and from the scratch folder, each a large aligned
+        chunk of the file (1 to 64). A parallel filesystem (Lustre, GPFS) gives bandwidth only
+        to many requests at once; a local disk is the same at any depth. None: 8.
+    direct_io : bool or None, default None
+        True: spill files bypass the page cache (O_DIRECT), and a scratch folder whose
+        filesystem refuses it is refused; False: through the page cache, each file flushed and
+        dropped from it once written and once read; None: direct where the filesystem takes it.
 
     Raises
     ------
@@ -63,6 +71,8 @@ class Resources:
     devices: int | Sequence[int] | None = None
     checkpoint: str | os.PathLike[str] | None = None
     checkpoint_every: int | str | None = None
+    io_depth: int | None = None
+    direct_io: bool | None = None
     _request: dict = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -79,6 +89,8 @@ class Resources:
             "devices": list(ids) if ids is not None else [0],
             "checkpoint": None if self.checkpoint is None else os.fspath(self.checkpoint),
             "checkpoint_every": _checkpoint_every(self.checkpoint_every, self.checkpoint),
+            "io_depth": _io_depth(self.io_depth),
+            "direct_io": _direct_io(self.direct_io),
         }
         object.__setattr__(self, "_request", request)
 
@@ -101,3 +113,23 @@ def _checkpoint_every(every: int | str | None, checkpoint: object) -> str | None
     if isinstance(every, int) and every < 1:
         raise ValueError(f"`Resources.checkpoint_every` must be at least 1 site, found {every}")
     return str(every)
+
+
+def _io_depth(depth: object) -> int | None:
+    """`Resources.io_depth` as the engine reads it (TypeError, ValueError)."""
+    if depth is None:
+        return None
+    if isinstance(depth, bool) or not isinstance(depth, int):
+        raise TypeError(f"`Resources.io_depth` is a number of requests, found {type(depth).__name__}")
+    if not 1 <= depth <= _core.MOST_IO_DEPTH:
+        raise ValueError(
+            f"`Resources.io_depth` must be between 1 and {_core.MOST_IO_DEPTH} requests, found {depth}"
+        )
+    return depth
+
+
+def _direct_io(direct: object) -> bool | None:
+    """`Resources.direct_io` as the engine reads it (TypeError)."""
+    if direct is not None and not isinstance(direct, bool):
+        raise TypeError(f"`Resources.direct_io` is True, False or None, found {direct!r}")
+    return direct

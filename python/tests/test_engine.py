@@ -194,3 +194,35 @@ def test_progress_draws_a_line_on_a_terminal_and_clears_it():
 
 def test_progress_draws_nothing_off_a_terminal():
     assert stderr_of(RUN_WITH_PROGRESS, on_terminal=False) == ""
+
+
+def test_disk_choices_move_bytes_differently_and_give_the_same_output(rng, tmp_path):
+    mpo = random_train(rng, "mpo", 20, 2, 8, "float64")
+    mps = random_train(rng, "mps", 20, 2, 128, "float64")
+    results = []
+    for depth, direct in [(1, False), (5, True), (None, None)]:
+        tight = srcflow.Resources(
+            gpu_memory="6MB", host_memory="40MB", scratch_dir=tmp_path, io_depth=depth,
+            direct_io=direct,
+        )
+        run = srcflow.run(mpo, mps, chi_out=128, seed=3, resources=tight)
+        assert run.report["environments"].get("disk", 0) > 0, run.report["environments"]
+        results.append(run.output)
+    assert all(np.array_equal(a, b) for a, b in zip(results[0], results[1]))
+    assert all(np.array_equal(a, b) for a, b in zip(results[0], results[2]))
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize(
+    ("fields", "error", "culprit"),
+    [
+        ({"io_depth": 0}, ValueError, "between 1 and 64"),
+        ({"io_depth": 65}, ValueError, "between 1 and 64"),
+        ({"io_depth": "8"}, TypeError, "number of requests"),
+        ({"io_depth": True}, TypeError, "number of requests"),
+        ({"direct_io": "always"}, TypeError, "True, False or None"),
+    ],
+)
+def test_bad_disk_choices_are_refused_naming_the_field(fields, error, culprit):
+    with pytest.raises(error, match=culprit):
+        srcflow.Resources(**fields)

@@ -2,7 +2,7 @@
 //! user of the library sets it (`` `GraphOptions::chi_out` ``); the CLI says the flag instead.
 
 /// Each setting a library error may name, with the flag that sets it.
-const FLAGS: [(&str, &str); 20] = [
+const FLAGS: [(&str, &str); 21] = [
     ("`GraphOptions::chi_out`", "--chi-out"),
     ("`GraphOptions::batch_cols`", "--batch-cols"),
     ("`GraphOptions::cutoff`", "--cutoff"),
@@ -19,7 +19,8 @@ const FLAGS: [(&str, &str); 20] = [
     ("`ProblemDir::conjugating_bra`", "--conj"),
     ("`Tiering::prefetch`", "--prefetch"),
     ("`Options::threads`", "--threads"),
-    ("`Tiering::disk_rates`", "--disk-bandwidth"),
+    ("`DiskIo::rates`", "--disk-bandwidth"),
+    ("`DiskIo::depth`", "--io-depth"),
     ("`Tiering::kill`", "--inject-kill"),
     ("`EngineBuilder::checkpoint_every`", "--checkpoint-every"),
     ("`EngineBuilder::checkpoint`", "--checkpoint"),

@@ -4,14 +4,15 @@
 //! them), the input lane from those runs' reads, the copy lanes from memcpy, the disk lanes
 //! from a spill file written and read back.
 
+use super::disk_calibration::calibrate_disk;
 use super::trace_refinement::{add_runs, read_run, TracedRun};
 use srcflow::gen::{generate, ProblemKind, ProblemSpec};
 use srcflow::io::write_stack;
 use srcflow::sim::{MachineModel, HOST_COPY, IO_WRITE};
+use srcflow::store::DiskIo;
 use srcflow::tensor::{Tensor, C64};
-use srcflow::CancelToken;
 use srcflow::{Error, Result};
-use srcflow_sched::store::{ScratchDir, SpillFile, Throttle};
+use srcflow_sched::store::ScratchDir;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -77,14 +78,37 @@ const RUNS_PER_PROBLEM: usize = 2;
 
 /// A model of this machine with `threads` kernel threads (0: all cores); scratch files go under
 /// `scratch` and are removed.
-pub fn calibrate(scratch: &Path, threads: usize) -> Result<MachineModel> {
+pub fn calibrate(scratch: &Path, threads: usize, disk_io: &DiskIo) -> Result<MachineModel> {
     let work = ScratchDir::create(scratch)?;
-    let result = measure(work.path(), threads);
+    let result = measure(work.path(), threads, disk_io);
     drop(work);
     result
 }
 
-fn measure(work: &Path, threads: usize) -> Result<MachineModel> {
+/// `model` with its disk lanes measured anew in the filesystem of `scratch` (reached as
+/// `disk_io` says): the rest of the model is kept.
+pub fn calibrate_disk_of(
+    mut model: MachineModel,
+    scratch: &Path,
+    disk_io: &DiskIo,
+) -> Result<MachineModel> {
+    let work = ScratchDir::create(scratch)?;
+    let disk = calibrate_disk(work.path(), disk_io)?;
+    drop(work);
+    model
+        .bytes_per_s
+        .insert("disk-write".into(), disk.write_bytes_per_s);
+    model
+        .bytes_per_s
+        .insert("disk-read".into(), disk.read_bytes_per_s);
+    model.disk_requests = Some(disk.requests);
+    model.notes.retain(|note| !note.starts_with("disk"));
+    model.notes.push(disk.note());
+    Ok(model)
+}
+
+/// Measures the model in `work` (see [`calibrate`]).
+fn measure(work: &Path, threads: usize, disk_io: &DiskIo) -> Result<MachineModel> {
     let problems = write_grid(work)?;
     let total = match threads {
         0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
@@ -110,7 +134,7 @@ fn measure(work: &Path, threads: usize) -> Result<MachineModel> {
         }
     }
     let copy = memcpy_rate();
-    let (write, read) = disk_rates(work)?;
+    let disk = calibrate_disk(work, disk_io)?;
     let writes = io_rate(&one_device, |run| run.writes);
     let bytes_per_s = [
         ("io", io_rate(&one_device, |run| run.reads)),
@@ -118,8 +142,8 @@ fn measure(work: &Path, threads: usize) -> Result<MachineModel> {
         ("upload", copy),
         ("collective", copy),
         (HOST_COPY, copy),
-        ("disk-write", write),
-        ("disk-read", read),
+        ("disk-write", disk.write_bytes_per_s),
+        ("disk-read", disk.read_bytes_per_s),
     ];
     let mut rates: BTreeMap<String, f64> =
         bytes_per_s.iter().map(|&(k, v)| (k.into(), v)).collect();
@@ -134,13 +158,15 @@ fn measure(work: &Path, threads: usize) -> Result<MachineModel> {
         task_overhead_s: 0.0,
         kernel_overhead_s: BTreeMap::new(),
         compute,
+        disk_requests: Some(disk.requests),
         assumed: false,
         device_has_own_memory: false,
         notes: vec![
             format!("compute: per-task models from shapes (graphs/README.md), fitted to every task of the traces of `srcflow run` over a grid of problems read from disk: {GRID_NOTE}"),
             "gflops: each kernel's mean rate over the grid on one device, used only where no compute model is fitted; exact rated as env, first as sketch".into(),
             "io lane: the input reads of the grid on one device; io-write: its output writes".into(),
-            format!("copy and collective lanes, host-copy: memcpy of {} MiB; disk lanes: a spill file of {} MiB written and read back", PROBE_BYTES >> 20, PROBE_BYTES >> 20),
+            format!("copy and collective lanes, host-copy: memcpy of {} MiB", PROBE_BYTES >> 20),
+            disk.note(),
         ],
     })
 }
@@ -272,26 +298,4 @@ fn memcpy_rate() -> f64 {
     let seconds = start.elapsed().as_secs_f64();
     std::hint::black_box(copy);
     PROBE_BYTES as f64 / seconds.max(1e-9)
-}
-
-/// Bytes per second of writing and of reading back a spill file under `work`.
-fn disk_rates(work: &Path) -> Result<(f64, f64)> {
-    let data = (0..PROBE_BYTES / std::mem::size_of::<C64>())
-        .map(|i| C64::new(i as f64, 1.0))
-        .collect();
-    let tensor = Tensor::new(vec![PROBE_BYTES / std::mem::size_of::<C64>()], data)?;
-    let start = Instant::now();
-    let file = SpillFile::write(
-        work.join("probe.spill"),
-        &tensor.into(),
-        Throttle::new(None),
-        None,
-        &CancelToken::new(),
-    )?;
-    let write = start.elapsed().as_secs_f64();
-    let start = Instant::now();
-    let back = file.read(Throttle::new(None), &CancelToken::new())?;
-    let read = start.elapsed().as_secs_f64();
-    std::hint::black_box(back);
-    Ok((PROBE_BYTES as f64 / write, PROBE_BYTES as f64 / read))
 }

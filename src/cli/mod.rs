@@ -7,6 +7,7 @@ mod command_line_fuzz;
 mod default_run;
 mod device_args;
 mod device_list;
+mod disk_calibration;
 mod distance;
 mod flag_names;
 mod gen;

@@ -6,7 +6,7 @@ use clap::Args;
 use srcflow::checkpoint::KillFault;
 use srcflow::engine::Tiering;
 use srcflow::sched::Prefetch;
-use srcflow::store::{DiskFault, DiskRates};
+use srcflow::store::{DirectIo, DiskFault, DiskIo, DiskRates, DiskRequests, DEFAULT_IO_DEPTH};
 use srcflow::Result;
 use std::sync::Arc;
 
@@ -23,6 +23,21 @@ pub struct TieringArgs {
     /// 200MB/s); read=RATE and/or write=RATE, comma-separated, cap one each.
     #[arg(long, value_name = "RATES")]
     disk_bandwidth: Option<DiskRates>,
+    /// Requests in flight per disk transfer (each a large aligned chunk of the file): more
+    /// buys bandwidth from a parallel filesystem, whose requests each wait a latency.
+    #[arg(long, value_name = "N", default_value_t = DEFAULT_IO_DEPTH)]
+    io_depth: usize,
+    /// Whether spill files bypass the page cache (O_DIRECT): auto (where the filesystem takes
+    /// it), always (a scratch folder that does not is refused), never. Bare --direct-io is
+    /// always.
+    #[arg(long, value_name = "WHEN", default_value = "auto", num_args = 0..=1,
+          default_missing_value = "always")]
+    direct_io: DirectIo,
+    /// Emulate a parallel filesystem for the scratch disk: LAT,STREAM,TOTAL (e.g.
+    /// 20ms,10MiB/s,40MiB/s: each request waits LAT, then moves at most STREAM; all requests
+    /// together move at most TOTAL). `simulate` times the disk lanes the same way.
+    #[arg(long, value_name = "LAT,STREAM,TOTAL")]
+    disk_emulate: Option<DiskRequests>,
     /// Make a scratch write fail, for testing cleanup: enospc or eio, optionally :N for the N-th.
     #[arg(long, value_name = "KIND[:N]")]
     inject_disk_error: Option<DiskFault>,
@@ -48,7 +63,12 @@ impl TieringArgs {
             .with_budgets(self.budgets.resolve()?)
             .with_prefetch(Arc::new(self.prefetch))
             .with_device(self.device.resolve()?);
-        tiering.disk_rates = self.disk_bandwidth.unwrap_or_default();
+        tiering.disk = DiskIo {
+            depth: self.io_depth,
+            direct: self.direct_io,
+            rates: self.disk_bandwidth.unwrap_or_default(),
+            emulate: self.disk_emulate,
+        };
         tiering.disk_fault = self.inject_disk_error;
         tiering.kill = self.inject_kill.map(Arc::new);
         Ok(tiering)

@@ -47,7 +47,10 @@ pub mod sched {
 /// The scratch disk as a run uses it: caps on the disk lanes, injected disk faults and the
 /// bytes kept in each tier.
 pub mod store {
-    pub use srcflow_sched::store::{DiskFault, DiskRates, TierBytes};
+    pub use srcflow_sched::store::{
+        DirectIo, DiskFault, DiskIo, DiskRates, DiskRequests, TierBytes, DEFAULT_IO_DEPTH,
+        MOST_IO_DEPTH,
+    };
 }
 
 pub use api::{apply, compress, src};

@@ -219,7 +219,8 @@ fn place(
             let host = Shortfall::new("host memory", "`Budgets::host`");
             demote_oldest(&mut tiers, Tier::Disk, host, host_peak, budgets.host)
         } else if profile.disk.bytes > budgets.disk {
-            let disk = Shortfall::new("scratch disk", "`Budgets::disk`");
+            let folder = format!("scratch disk under {}", budgets.scratch_dir.display());
+            let disk = Shortfall::new(folder, "`Budgets::disk`");
             Err(disk.refusal(profile.disk, budgets.disk))
         } else {
             let env_bytes = (0..envs)
@@ -268,20 +269,21 @@ fn demote_oldest(
 
 /// A budget a plan may fall short of: what it bounds and the setting that raises it.
 struct Shortfall {
-    what: &'static str,
+    what: String,
     setting: &'static str,
 }
 
 impl Shortfall {
     /// The shortfall of `what` (device memory, …), raised by `setting`.
-    fn new(what: &'static str, setting: &'static str) -> Self {
+    fn new(what: impl Into<String>, setting: &'static str) -> Self {
+        let what = what.into();
         Shortfall { what, setting }
     }
 
     /// The refusal of a problem whose `peak` does not fit `budget`: where, how much, and what
     /// to change.
     fn refusal(&self, peak: Peak, budget: u64) -> Refusal {
-        let (what, setting) = (self.what, self.setting);
+        let (what, setting) = (&self.what, self.setting);
         let error = Error::Invalid(format!(
             "the problem does not fit: at site {} ({} kernel) the {what} needs {}, {} more than \
              the budget of {}, even with every environment that can move off it moved and the \

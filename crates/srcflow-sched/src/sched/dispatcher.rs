@@ -93,7 +93,7 @@ impl Dispatcher {
         clock: Arc<dyn Clock>,
     ) -> Self {
         let bound = graph.id_bound();
-        let disk_rates = options.disk_rates;
+        let rates = Rates::for_disk(&options.disk);
         let progress = ProgressFeed::new(options.progress.clone());
         let mut d = Dispatcher {
             graph: graph.clone(),
@@ -115,7 +115,7 @@ impl Dispatcher {
             fetched: HeldFetches::default(),
             wake_at: None,
             store: Store::new(graph),
-            rates: Rates::capped(disk_rates),
+            rates,
             compute: ComputeWatch::default(),
             progress,
             log: RunLog::starting_at(clock.now()),

@@ -41,7 +41,7 @@ use crate::device::Block;
 use crate::error::Result;
 use crate::graph::{LaneId, Op, SweepGraph, Task};
 use crate::plan::Spare;
-use crate::store::{DiskRates, Value};
+use crate::store::{DiskIo, Value};
 use dispatcher::Dispatcher;
 use inline_lanes::InlineLanes;
 pub use lanes::{Done, Job, NetworkLane};
@@ -67,8 +67,9 @@ pub struct SchedOptions {
     pub cancel: CancelToken,
     /// When fetches of spilled environments start.
     pub prefetch: Arc<dyn PrefetchPolicy>,
-    /// The caps the disk lanes run under (a throttle), known before they are measured.
-    pub disk_rates: DiskRates,
+    /// How the disk lanes move bytes: their caps and the emulated filesystem are known
+    /// before they are measured.
+    pub disk: DiskIo,
     /// Memory the plan leaves unused at each sweep step (device and host together, and the
     /// device alone); a prefetch beyond the policy's window may use what stays free until its
     /// data is consumed (`None`: only the window).
@@ -86,7 +87,7 @@ impl Default for SchedOptions {
             pacing: Pacing::default(),
             cancel: CancelToken::default(),
             prefetch: Arc::new(Prefetch::default()),
-            disk_rates: DiskRates::default(),
+            disk: DiskIo::default(),
             spare_memory_by_step: None,
             progress: None,
             samples_memory: true,

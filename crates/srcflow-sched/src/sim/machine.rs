@@ -7,7 +7,7 @@ use crate::error::{Error, Result};
 use crate::graph::{DataId, Lane, Op, Shared, Task};
 use crate::ranks::Exchange;
 use crate::sched::TaskTimer;
-use crate::store::DiskRates;
+use crate::store::{DiskIo, DiskRequests};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, HashSet};
 use std::path::Path;
@@ -45,6 +45,12 @@ pub struct MachineModel {
     /// `bytes_per_s.network` (simulations of several ranks only).
     #[serde(default)]
     pub network_latency_s: f64,
+    /// The scratch filesystem as requests see it (latency, bandwidth per request and in
+    /// all), where measured (`srcflow calibrate`) or emulated (`--disk-emulate`): a disk
+    /// transfer then takes as long as its requests take with the run's depth, and no less
+    /// than its bytes at the disk lane's rate.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub disk_requests: Option<DiskRequests>,
     /// Seconds every task costs beyond its work (launch, bookkeeping).
     #[serde(default)]
     pub task_overhead_s: f64,
@@ -138,6 +144,11 @@ impl MachineModel {
         for (i, model) in self.compute.iter().enumerate() {
             model.check().map_err(|m| format!("compute[{i}].{m}"))?;
         }
+        if let Some(requests) = &self.disk_requests {
+            requests
+                .check()
+                .map_err(|e| format!("disk_requests: {e}"))?;
+        }
         Ok(())
     }
 
@@ -154,12 +165,20 @@ impl MachineModel {
         }
     }
 
-    /// The same machine with each disk lane no faster than its cap in `caps`.
-    pub fn with_disk_caps(mut self, caps: DiskRates) -> Self {
-        for (lane, cap) in [(Lane::DiskRead, caps.read), (Lane::DiskWrite, caps.write)] {
+    /// The same machine with the disk of a run that sets `disk`: each disk lane no faster
+    /// than its cap, and the filesystem emulated, if it is.
+    pub fn with_disk_io(mut self, disk: &DiskIo) -> Self {
+        let caps = [
+            (Lane::DiskRead, disk.rates.read),
+            (Lane::DiskWrite, disk.rates.write),
+        ];
+        for (lane, cap) in caps {
             if let (Some(r), Some(cap)) = (self.bytes_per_s.get_mut(lane.name()), cap) {
                 *r = r.min(cap.0);
             }
+        }
+        if let Some(requests) = disk.emulate {
+            self.disk_requests = Some(requests);
         }
         self
     }
@@ -213,6 +232,7 @@ impl MachineModel {
                 .map(|&t| self.compute_for(t))
                 .collect(),
             most_threads: self.compute_for(most),
+            io_depth: crate::store::DEFAULT_IO_DEPTH,
         }
     }
 }
@@ -226,9 +246,32 @@ pub struct ModelTimer<'a> {
     compute: Vec<Option<&'a ComputeModel>>,
     /// The compute model of the device with the most threads (for work off the compute lanes).
     most_threads: Option<&'a ComputeModel>,
+    /// Requests in flight per disk transfer.
+    io_depth: usize,
 }
 
 impl ModelTimer<'_> {
+    /// This timer for a run with `depth` requests in flight per disk transfer.
+    pub fn with_io_depth(self, depth: usize) -> Self {
+        ModelTimer {
+            io_depth: depth,
+            ..self
+        }
+    }
+
+    /// Seconds a task moving `bytes` takes on its lane: at the lane's rate, and for a disk
+    /// lane of a machine that knows its requests, no less than they take.
+    fn moving_seconds(&self, task: &Task) -> f64 {
+        let at_rate = task.moved_bytes as f64 / self.machine.lane_rate(task);
+        let disk = matches!(task.lane, Lane::DiskRead | Lane::DiskWrite);
+        match self.machine.disk_requests.filter(|_| disk) {
+            Some(requests) => {
+                at_rate.max(requests.transfer_seconds(task.moved_bytes, self.io_depth))
+            }
+            None => at_rate,
+        }
+    }
+
     /// This timer for ranks that run `exchanges`: on a machine whose devices compute in host
     /// memory, the MPI transport receives the row blocks of an S that the ranks gather in
     /// place straight into the whole S, with no decode, and that S serves every device of the
@@ -291,7 +334,7 @@ impl TaskTimer for ModelTimer<'_> {
                 // A device that computes in host memory hands a value to send over as it is.
                 let moved = match task.op {
                     Op::Send if !machine.device_has_own_memory => 0.0,
-                    _ => task.moved_bytes as f64 / machine.lane_rate(task),
+                    _ => self.moving_seconds(task),
                 };
                 work + message + moved
             }
@@ -323,6 +366,7 @@ mod tests {
             task_overhead_s: 0.0,
             kernel_overhead_s: BTreeMap::new(),
             compute: vec![],
+            disk_requests: None,
             assumed: false,
             device_has_own_memory: false,
             notes: vec![],
@@ -438,9 +482,13 @@ mod tests {
 
     #[test]
     fn a_disk_cap_slows_only_the_disk_lanes() {
-        let capped = model().with_disk_caps(DiskRates {
+        let rates = crate::store::DiskRates {
             read: Some(Bandwidth(1e6)),
             write: None,
+        };
+        let capped = model().with_disk_io(&DiskIo {
+            rates,
+            ..DiskIo::default()
         });
         assert_eq!(capped.bytes_per_s["disk-read"], 1e6);
         assert_eq!(
@@ -448,5 +496,33 @@ mod tests {
             model().bytes_per_s["disk-write"]
         );
         assert_eq!(capped.bytes_per_s["upload"], 1e9);
+    }
+
+    #[test]
+    fn an_emulated_disk_times_disk_transfers_by_their_requests_at_the_depth() {
+        use crate::gen::{generate, ProblemKind, ProblemSpec};
+        use crate::graph::{GraphOptions, SweepGraph};
+        let disk = DiskIo {
+            emulate: Some("20ms,10MiB/s,40MiB/s".parse().unwrap()),
+            ..DiskIo::default()
+        };
+        let machine = model().with_disk_io(&disk);
+        let stack = generate(ProblemKind::Random, &ProblemSpec::default())
+            .unwrap()
+            .shape();
+        let graph = SweepGraph::build(&stack, &GraphOptions::new(16)).unwrap();
+        let site_read = graph.tasks().find(|t| matches!(t.op, Op::ReadSite { .. }));
+        let mut read = Task::clone(site_read.unwrap());
+        read.lane = Lane::DiskRead;
+        read.moved_bytes = 64 << 20;
+        let at = |depth| machine.timer(&[1]).with_io_depth(depth).seconds(&read);
+        assert!((at(1) - 8.0 * 0.82).abs() < 1e-9, "{}", at(1));
+        assert!((at(4) - 2.0 * 0.82).abs() < 1e-9, "{}", at(4));
+        let mut upload = read.clone();
+        upload.lane = Lane::Upload;
+        assert_eq!(
+            machine.timer(&[1]).seconds(&upload),
+            (64 << 20) as f64 / 1e9
+        );
     }
 }

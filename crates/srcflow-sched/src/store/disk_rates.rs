@@ -47,7 +47,7 @@ impl DiskRates {
         for rate in [self.read, self.write].into_iter().flatten() {
             if !(rate.0 >= SLOWEST.0 && rate.0.is_finite()) {
                 return Err(Error::Invalid(format!(
-                    "`Tiering::disk_rates`: disk rate {rate} is not a finite rate of at least {SLOWEST} (a run spilling to so slow a disk would not finish)"
+                    "`DiskIo::rates`: disk rate {rate} is not a finite rate of at least {SLOWEST} (a run spilling to so slow a disk would not finish)"
                 )));
             }
         }

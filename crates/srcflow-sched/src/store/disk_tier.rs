@@ -1,35 +1,38 @@
 //! `DiskTier`: the scratch disk as a tier — where spill tasks write and fetch tasks read.
 
-use super::{DiskFault, DiskRates, ScratchDir, SpillFile, Throttle};
+use super::{DiskAccess, DiskFault, DiskIo, ScratchDir, SpillFile};
 use crate::cancel::CancelToken;
 use crate::error::Result;
 use crate::graph::{Cols, Task};
 use crate::tensor::AnyTensor;
 use std::path::Path;
 
-/// The run's scratch directory with the rate caps and faults of its disk lanes.
+/// The run's scratch directory with how its disk lanes reach it, and their faults.
 #[derive(Debug)]
 pub struct DiskTier<'f> {
     scratch: ScratchDir,
-    write_throttle: Throttle,
-    read_throttle: Throttle,
+    reads: DiskAccess,
+    writes: DiskAccess,
     fault: Option<&'f DiskFault>,
     cancel: CancelToken,
 }
 
 impl<'f> DiskTier<'f> {
     /// A disk tier in a new scratch directory under `parent` (stale ones there are removed),
-    /// whose transfers stop once `cancel` is cancelled.
+    /// moving bytes as `io` says, whose transfers stop once `cancel` is cancelled. A folder
+    /// whose filesystem refuses the direct I/O `io` needs is refused by name.
     pub fn create(
         parent: &Path,
-        rates: DiskRates,
+        io: &DiskIo,
         fault: Option<&'f DiskFault>,
         cancel: CancelToken,
     ) -> Result<Self> {
+        io.direct.check(parent)?;
+        let (reads, writes) = io.accesses();
         Ok(DiskTier {
             scratch: ScratchDir::create(parent)?,
-            write_throttle: Throttle::new(rates.write),
-            read_throttle: Throttle::new(rates.read),
+            reads,
+            writes,
             fault,
             cancel,
         })
@@ -40,6 +43,11 @@ impl<'f> DiskTier<'f> {
         self.scratch.path()
     }
 
+    /// How writes reach the disk (a checkpoint's spills go the same way).
+    pub fn writes(&self) -> &DiskAccess {
+        &self.writes
+    }
+
     /// Writes the environment slice of `task` (a spill to disk) to its own file.
     pub fn write(&self, task: &Task, tensor: &AnyTensor) -> Result<SpillFile> {
         let cols = task.cols.unwrap_or(Cols { start: 0, end: 0 });
@@ -47,7 +55,7 @@ impl<'f> DiskTier<'f> {
         SpillFile::write(
             self.dir().join(name),
             tensor,
-            self.write_throttle,
+            &self.writes,
             self.write_fault(),
             &self.cancel,
         )
@@ -61,6 +69,6 @@ impl<'f> DiskTier<'f> {
 
     /// Reads a spilled slice back.
     pub fn read(&self, file: &SpillFile) -> Result<AnyTensor> {
-        file.read(self.read_throttle, &self.cancel)
+        file.read(&self.reads, &self.cancel)
     }
 }

@@ -2,16 +2,24 @@
 //! scratch disk, with the bytes each tier holds.
 
 mod checksum;
+mod direct_io;
+mod disk_io;
 mod disk_rates;
+mod disk_requests;
 mod disk_tier;
+mod emulated_disk;
 mod fault;
 mod scratch;
 mod spill_file;
 mod throttle;
 mod value;
 
+pub use direct_io::DirectIo;
+pub use disk_io::{DiskAccess, DiskIo, DEFAULT_IO_DEPTH, MOST_IO_DEPTH};
 pub use disk_rates::DiskRates;
+pub use disk_requests::DiskRequests;
 pub use disk_tier::DiskTier;
+pub use emulated_disk::EmulatedDisk;
 pub use fault::DiskFault;
 pub use scratch::try_lock;
 pub use scratch::{clean_stale, ScratchDir, RUN_SCRATCH};

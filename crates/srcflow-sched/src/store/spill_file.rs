@@ -1,8 +1,9 @@
 //! `SpillFile`: one environment slice in a scratch file, written and read in large aligned
-//! blocks with `O_DIRECT` where the filesystem allows it (so spills do not flood the page cache).
+//! requests, several in flight (`--io-depth`), with `O_DIRECT` where the filesystem allows it
+//! (so spills neither flood nor hide in the page cache).
 
 use super::checksum::Checksum;
-use super::Throttle;
+use super::{DirectIo, DiskAccess, EmulatedDisk};
 use crate::cancel::CancelToken;
 use crate::error::{Error, Result};
 use crate::tensor::{AnyTensor, Array, DType, Scalar, Typed};
@@ -11,12 +12,16 @@ use std::alloc::{alloc_zeroed, dealloc, Layout};
 use std::fs::{File, OpenOptions};
 use std::os::unix::fs::{FileExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Mutex;
 use std::time::Instant;
 
 /// Alignment of direct I/O buffers, offsets and lengths.
 const ALIGN: usize = 4096;
-/// Bytes moved per system call (and the size of each disk lane's bounce buffer).
+/// Bytes moved per request at most (and the size of a request's bounce buffer).
 pub const BLOCK: usize = 8 << 20;
+/// Bytes moved per request at least (a smaller file takes one request).
+const LEAST_REQUEST: usize = 1 << 20;
 
 /// A tensor stored in a file: a scratch file, removed when this handle drops, or one a
 /// checkpoint keeps ([`SpillFile::kept`]). A read checks the file still holds what was written.
@@ -32,14 +37,15 @@ pub struct SpillFile {
 }
 
 impl SpillFile {
-    /// Writes `tensor` to a new file at `path` at most as fast as `throttle` allows, stopping
-    /// between blocks once `cancel` is cancelled.
+    /// Writes `tensor` to a new file at `path` as `access` says (requests in flight, direct
+    /// I/O, rate cap, emulated filesystem), stopping between requests once `cancel` is
+    /// cancelled.
     ///
-    /// `fault` (tests) replaces the outcome of the first block with an injected error.
+    /// `fault` (tests) replaces the outcome of the first request with an injected error.
     pub fn write(
         path: PathBuf,
         tensor: &AnyTensor,
-        throttle: Throttle,
+        access: &DiskAccess,
         fault: Option<std::io::Error>,
         cancel: &CancelToken,
     ) -> Result<SpillFile> {
@@ -50,36 +56,46 @@ impl SpillFile {
             checksum: 0,
             removed_on_drop: true,
         };
-        let (file, direct) = open(&spilled.path, true)?;
-        let fail = |e| Error::io(&spilled.path, e);
+        let (file, direct) = open(&spilled.path, true, access.direct)?;
         if let Some(e) = fault {
-            return Err(fail(e));
+            return Err(Error::io(&spilled.path, e));
         }
         let bytes = crate::with_array!(tensor, a => as_bytes(a.data()));
-        let (straight, tail) = bytes.split_at(straight_from_memory(bytes, direct));
+        let straight = straight_from_memory(bytes, direct);
+        let size = SpillFile::request_bytes(bytes.len() as u64, access.depth);
+        let bounce_size = size.min(bytes.len().next_multiple_of(ALIGN));
+        let write = |offset: usize, chunk: &[u8], bounce: &mut Bounce| {
+            let padded = match offset + chunk.len() <= straight {
+                true => chunk,
+                false => bounce.get(bounce_size).fill_from(chunk),
+            };
+            file.write_all_at(padded, offset as u64)
+        };
         let mut checksum = Checksum::new(spilled.dtype, &spilled.shape);
-        let start = Instant::now();
-        for (i, chunk) in straight.chunks(BLOCK).enumerate() {
-            cancel.check()?;
-            file.write_all_at(chunk, (i * BLOCK) as u64).map_err(fail)?;
-            checksum.update(chunk);
-            throttle.pace(start, (i * BLOCK + chunk.len()) as u64);
-        }
-        let mut buffer = AlignedBlock::new(tail.len());
-        for (i, chunk) in tail.chunks(BLOCK).enumerate() {
-            cancel.check()?;
-            let at = straight.len() + i * BLOCK;
-            file.write_all_at(buffer.fill_from(chunk), at as u64)
-                .map_err(fail)?;
-            checksum.update(chunk);
-            throttle.pace(start, (at + chunk.len()) as u64);
-        }
+        let hash = || checksum.update(bytes);
+        in_requests(
+            &spilled.path,
+            bytes.chunks(size),
+            size,
+            access,
+            cancel,
+            write,
+            hash,
+        )?;
         if !direct {
-            file.sync_data().map_err(fail)?;
+            file.sync_data().map_err(|e| Error::io(&spilled.path, e))?;
             drop_cache(&file);
         }
         spilled.checksum = checksum.digest();
         Ok(spilled)
+    }
+
+    /// The bytes of each request of a transfer of `bytes` with `depth` requests in flight
+    /// (the last may be shorter): the transfer cut into `depth` aligned shares or more, none
+    /// under 1 MiB or over 8 MiB.
+    pub fn request_bytes(bytes: u64, depth: usize) -> usize {
+        let share = (bytes as usize).div_ceil(depth.max(1));
+        share.next_multiple_of(ALIGN).clamp(LEAST_REQUEST, BLOCK)
     }
 
     /// A handle to a file written before that holds a `dtype` tensor of `shape` whose
@@ -99,40 +115,52 @@ impl SpillFile {
         self.checksum
     }
 
-    /// Reads the tensor back at most as fast as `throttle` allows, stopping between blocks
-    /// once `cancel` is cancelled; fails with [`Error::Damaged`] when the file no longer holds
-    /// what was written.
-    pub fn read(&self, throttle: Throttle, cancel: &CancelToken) -> Result<AnyTensor> {
+    /// Reads the tensor back as `access` says, stopping between requests once `cancel` is
+    /// cancelled; fails with [`Error::Damaged`] when the file no longer holds what was
+    /// written.
+    pub fn read(&self, access: &DiskAccess, cancel: &CancelToken) -> Result<AnyTensor> {
         match self.dtype {
-            DType::Float32 => self.read_as::<f32>(throttle, cancel),
-            DType::Float64 => self.read_as::<f64>(throttle, cancel),
-            DType::Complex64 => self.read_as::<Complex32>(throttle, cancel),
-            DType::Complex128 => self.read_as::<Complex64>(throttle, cancel),
+            DType::Float32 => self.read_as::<f32>(access, cancel),
+            DType::Float64 => self.read_as::<f64>(access, cancel),
+            DType::Complex64 => self.read_as::<Complex32>(access, cancel),
+            DType::Complex128 => self.read_as::<Complex64>(access, cancel),
         }
     }
 
-    /// Reads the tensor back as the array of `T` it was written from.
-    fn read_as<T: Typed>(&self, throttle: Throttle, cancel: &CancelToken) -> Result<AnyTensor> {
-        let (file, direct) = open(&self.path, false)?;
-        let fail = |e| Error::io(&self.path, e);
+    /// Reads the tensor back as the array of `T` it was written from: straight into the
+    /// array where it is aligned (a large one, from the block cache), else through a buffer.
+    fn read_as<T: Typed>(&self, access: &DiskAccess, cancel: &CancelToken) -> Result<AnyTensor> {
+        let (file, direct) = open(&self.path, false, access.direct)?;
         let len: usize = self.shape.iter().product();
         let mut data = vec![T::zero(); len];
         let bytes = as_bytes_mut(&mut data);
-        let mut buffer = AlignedBlock::new(bytes.len());
-        let mut checksum = Checksum::new(self.dtype, &self.shape);
-        let start = Instant::now();
-        for (i, chunk) in bytes.chunks_mut(BLOCK).enumerate() {
-            cancel.check()?;
-            let padded = chunk.len().next_multiple_of(ALIGN);
-            file.read_exact_at(&mut buffer.bytes_mut()[..padded], (i * BLOCK) as u64)
-                .map_err(fail)?;
-            chunk.copy_from_slice(&buffer.bytes_mut()[..chunk.len()]);
-            checksum.update(chunk);
-            throttle.pace(start, (i * BLOCK + chunk.len()) as u64);
-        }
+        let straight = straight_from_memory(bytes, direct);
+        let size = SpillFile::request_bytes(bytes.len() as u64, access.depth);
+        let bounce_size = size.min(bytes.len().next_multiple_of(ALIGN));
+        let read = |offset: usize, chunk: &mut [u8], bounce: &mut Bounce| {
+            if offset + chunk.len() <= straight {
+                return file.read_exact_at(chunk, offset as u64);
+            }
+            let buffer = bounce.get(bounce_size).bytes_mut();
+            let padded = &mut buffer[..chunk.len().next_multiple_of(ALIGN)];
+            file.read_exact_at(padded, offset as u64)?;
+            chunk.copy_from_slice(&padded[..chunk.len()]);
+            Ok(())
+        };
+        in_requests(
+            &self.path,
+            bytes.chunks_mut(size),
+            size,
+            access,
+            cancel,
+            read,
+            || (),
+        )?;
         if !direct {
             drop_cache(&file);
         }
+        let mut checksum = Checksum::new(self.dtype, &self.shape);
+        checksum.update(as_bytes(&data));
         self.same_as_written(checksum.digest())?;
         Array::new(self.shape.clone(), data).map(T::wrap)
     }
@@ -190,9 +218,67 @@ fn straight_from_memory(bytes: &[u8], direct: bool) -> usize {
     }
 }
 
-/// Opens `path` for writing (a new file) or reading, with `O_DIRECT` unless the filesystem
-/// refuses it; says whether the handle is direct.
-fn open(path: &Path, write: bool) -> Result<(File, bool)> {
+/// Runs `request(offset, chunk, bounce)` for each of `chunks` (the requests of a transfer, each
+/// `size` bytes but the last), `access.depth` at a time on threads of their own with a
+/// bounce buffer each, while the calling thread runs `alongside`. Each request waits out the
+/// emulated filesystem, if any, and the rate cap; the first error (or cancellation) stops the
+/// rest and is returned, naming `path`.
+fn in_requests<C: AsRef<[u8]> + Send>(
+    path: &Path,
+    chunks: impl ExactSizeIterator<Item = C> + Send,
+    size: usize,
+    access: &DiskAccess,
+    cancel: &CancelToken,
+    request: impl Fn(usize, C, &mut Bounce) -> std::io::Result<()> + Sync,
+    alongside: impl FnOnce(),
+) -> Result<()> {
+    let workers = access.depth.clamp(1, chunks.len().max(1));
+    let chunks = Mutex::new(chunks.enumerate());
+    let failed: Mutex<Option<Error>> = Mutex::new(None);
+    let (moved, start) = (AtomicU64::new(0), Instant::now());
+    let one = |index: usize, chunk: C, bounce: &mut Bounce| -> Result<()> {
+        cancel.check()?;
+        let len = chunk.as_ref().len();
+        let end = access.emulated.as_ref().map(|disk| disk.issue(len as u64));
+        request(index * size, chunk, bounce).map_err(|e| Error::io(path, e))?;
+        if let Some(end) = end {
+            EmulatedDisk::wait_until(end);
+        }
+        let moved = moved.fetch_add(len as u64, Ordering::Relaxed) + len as u64;
+        access.throttle.pace(start, moved);
+        Ok(())
+    };
+    let worker = || {
+        let mut bounce = Bounce::default();
+        while lock(&failed).is_none() {
+            let Some((index, chunk)) = lock(&chunks).next() else {
+                return;
+            };
+            if let Err(e) = one(index, chunk, &mut bounce) {
+                lock(&failed).get_or_insert(e);
+            }
+        }
+    };
+    std::thread::scope(|scope| {
+        for _ in 0..workers {
+            scope.spawn(worker);
+        }
+        alongside();
+    });
+    failed
+        .into_inner()
+        .unwrap_or_else(|e| e.into_inner())
+        .map_or(Ok(()), Err)
+}
+
+/// The value behind `mutex`, even if a thread panicked holding it.
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Opens `path` for writing (a new file) or reading, with `O_DIRECT` as `direct` says (`Auto`:
+/// unless the filesystem refuses it); says whether the handle is direct.
+fn open(path: &Path, write: bool, direct: DirectIo) -> Result<(File, bool)> {
     let attempt = |flags: i32| {
         let mut options = OpenOptions::new();
         if write {
@@ -202,8 +288,19 @@ fn open(path: &Path, write: bool) -> Result<(File, bool)> {
         }
         options.custom_flags(flags).open(path)
     };
+    if direct == DirectIo::Never {
+        return attempt(0)
+            .map(|f| (f, false))
+            .map_err(|e| Error::io(path, e));
+    }
     match attempt(libc::O_DIRECT) {
         Ok(file) => Ok((file, true)),
+        Err(e) if e.raw_os_error() == Some(libc::EINVAL) && direct == DirectIo::Always => {
+            Err(Error::Invalid(format!(
+                "--direct-io always: the filesystem of {} does not take O_DIRECT",
+                path.display()
+            )))
+        }
         Err(e) if e.raw_os_error() == Some(libc::EINVAL) => {
             if write {
                 let _ = std::fs::remove_file(path);
@@ -234,6 +331,18 @@ fn as_bytes_mut<T: Scalar>(data: &mut [T]) -> &mut [u8] {
     // SAFETY: every Scalar is one or two f32 or f64 with no padding, and every bit pattern is
     // a valid float.
     unsafe { std::slice::from_raw_parts_mut(data.as_mut_ptr().cast(), std::mem::size_of_val(data)) }
+}
+
+/// A worker's bounce buffer for requests that cannot go straight to or from the tensor's
+/// memory, allocated on first use.
+#[derive(Default)]
+struct Bounce(Option<AlignedBlock>);
+
+impl Bounce {
+    /// The buffer, of at least `size` bytes (a request's, padded).
+    fn get(&mut self, size: usize) -> &mut AlignedBlock {
+        self.0.get_or_insert_with(|| AlignedBlock::new(size))
+    }
 }
 
 /// A buffer aligned for direct I/O, one block long (less for a smaller file).
@@ -292,10 +401,10 @@ mod tests {
             let tensor = tensor.clone().cast(dtype);
             let path = dir.path().join(format!("env-{dtype}.bin"));
             let cancel = CancelToken::new();
-            let file = SpillFile::write(path.clone(), &tensor, Throttle::default(), None, &cancel)
-                .unwrap();
+            let access = DiskAccess::default();
+            let file = SpillFile::write(path.clone(), &tensor, &access, None, &cancel).unwrap();
             assert_eq!(file.bytes(), tensor.bytes());
-            assert_eq!(file.read(Throttle::default(), &cancel).unwrap(), tensor);
+            assert_eq!(file.read(&access, &cancel).unwrap(), tensor);
             drop(file);
             assert!(!path.exists(), "the file goes with its handle");
         }
@@ -307,19 +416,107 @@ mod tests {
         let path = dir.path().join("env.bin");
         let data: Vec<Complex64> = (0..1000).map(|i| Complex64::new(i as f64, 1.0)).collect();
         let tensor = AnyTensor::from(Array::new(vec![10, 100], data).unwrap());
-        let (throttle, cancel) = (Throttle::default(), CancelToken::new());
-        let file = SpillFile::write(path.clone(), &tensor, throttle, None, &cancel).unwrap();
+        let (access, cancel) = (DiskAccess::default(), CancelToken::new());
+        let file = SpillFile::write(path.clone(), &tensor, &access, None, &cancel).unwrap();
         let kept = |shape: Vec<usize>| {
             SpillFile::kept(path.clone(), shape, tensor.dtype(), file.checksum())
         };
-        assert_eq!(kept(vec![10, 100]).read(throttle, &cancel).unwrap(), tensor);
-        let reshaped = kept(vec![100, 10]).read(throttle, &cancel).unwrap_err();
+        assert_eq!(kept(vec![10, 100]).read(&access, &cancel).unwrap(), tensor);
+        let reshaped = kept(vec![100, 10]).read(&access, &cancel).unwrap_err();
         assert!(matches!(reshaped, Error::Damaged { .. }), "{reshaped}");
         let mut bytes = std::fs::read(&path).unwrap();
         bytes[777] ^= 1;
         std::fs::write(&path, &bytes).unwrap();
-        let flipped = kept(vec![10, 100]).read(throttle, &cancel).unwrap_err();
+        let flipped = kept(vec![10, 100]).read(&access, &cancel).unwrap_err();
         assert!(flipped.to_string().contains("env.bin"), "{flipped}");
         assert!(matches!(flipped, Error::Damaged { .. }), "{flipped}");
+    }
+
+    /// A complex tensor of `len` elements.
+    fn tensor_of(len: usize) -> AnyTensor {
+        let data: Vec<Complex64> = (0..len).map(|i| Complex64::new(i as f64, 0.5)).collect();
+        AnyTensor::from(Array::new(vec![len], data).unwrap())
+    }
+
+    #[test]
+    fn every_depth_and_direct_choice_reads_back_what_it_wrote() {
+        let dir = tempfile::tempdir().unwrap();
+        // 5 MiB and a bit: five 1 MiB requests and a tail at depth 8, one request and a tail
+        // at depth 1.
+        let tensor = tensor_of((5 << 20) / 16 + 333);
+        let cancel = CancelToken::new();
+        for (depth, direct) in [
+            (1, DirectIo::Auto),
+            (3, DirectIo::Never),
+            (8, DirectIo::Auto),
+        ] {
+            let access = DiskAccess {
+                depth,
+                direct,
+                ..DiskAccess::default()
+            };
+            let path = dir.path().join(format!("env-{depth}.bin"));
+            let file = SpillFile::write(path.clone(), &tensor, &access, None, &cancel).unwrap();
+            let length = std::fs::metadata(&path).unwrap().len();
+            assert_eq!(length, SpillFile::length_holding(tensor.bytes()));
+            // Written at one depth, read at another: the file is the same either way.
+            let other = DiskAccess {
+                depth: 9 - depth,
+                ..access
+            };
+            assert_eq!(file.read(&other, &cancel).unwrap(), tensor, "depth {depth}");
+        }
+    }
+
+    #[test]
+    fn requests_are_aligned_shares_of_one_to_eight_mebibytes() {
+        assert_eq!(SpillFile::request_bytes(100, 4), LEAST_REQUEST);
+        assert_eq!(SpillFile::request_bytes(64 << 20, 4), BLOCK);
+        assert_eq!(SpillFile::request_bytes(12 << 20, 4), 3 << 20);
+        assert_eq!(SpillFile::request_bytes((12 << 20) + 1, 4) % ALIGN, 0);
+    }
+
+    #[test]
+    fn an_emulated_filesystem_makes_each_transfer_last_at_least_its_model() {
+        let dir = tempfile::tempdir().unwrap();
+        let tensor = tensor_of((16 << 20) / 16);
+        let requests: super::super::DiskRequests = "10ms,32MiB/s,64MiB/s".parse().unwrap();
+        let cancel = CancelToken::new();
+        for depth in [1, 4] {
+            let io = super::super::DiskIo {
+                depth,
+                emulate: Some(requests),
+                ..Default::default()
+            };
+            let (reads, writes) = io.accesses();
+            let path = dir.path().join(format!("env-{depth}.bin"));
+            let start = Instant::now();
+            let file = SpillFile::write(path, &tensor, &writes, None, &cancel).unwrap();
+            let wrote = start.elapsed().as_secs_f64();
+            let start = Instant::now();
+            assert_eq!(file.read(&reads, &cancel).unwrap(), tensor);
+            let read = start.elapsed().as_secs_f64();
+            let model = requests.transfer_seconds(tensor.bytes(), depth);
+            assert!(wrote >= model && read >= model, "{wrote} {read} {model}");
+        }
+        let (one, four) = (
+            requests.transfer_seconds(16 << 20, 1),
+            requests.transfer_seconds(16 << 20, 4),
+        );
+        assert!(
+            (one - 0.52).abs() < 1e-9 && (four - 0.26).abs() < 1e-9,
+            "{one} {four}"
+        );
+    }
+
+    #[test]
+    fn a_cancelled_transfer_stops_with_an_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let cancel = CancelToken::new();
+        cancel.cancel();
+        let path = dir.path().join("env.bin");
+        let access = DiskAccess::default();
+        let err = SpillFile::write(path, &tensor_of(1 << 18), &access, None, &cancel).unwrap_err();
+        assert!(matches!(err, Error::Interrupted), "{err}");
     }
 }

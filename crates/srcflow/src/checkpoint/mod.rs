@@ -29,7 +29,7 @@ use crate::graph::{DataId, Shared};
 use crate::tensor::AnyTensor;
 use journal::{Entry, Journal};
 use pacing::SitePacing;
-use srcflow_sched::store::{try_lock, DiskRates, SpillFile, Throttle};
+use srcflow_sched::store::{try_lock, DiskAccess, DiskIo, SpillFile};
 use std::collections::{HashMap, HashSet};
 use std::fs::File;
 use std::path::{Path, PathBuf};
@@ -52,8 +52,8 @@ pub struct Checkpoint {
     kept: Mutex<HashMap<DataId, Entry>>,
     /// The sweep's sites and devices: which kept values a resume can no longer read.
     size: SweepSize,
-    write_throttle: Throttle,
-    read_throttle: Throttle,
+    writes: DiskAccess,
+    reads: DiskAccess,
     cancel: CancelToken,
     kill: Option<Arc<KillFault>>,
     /// Which sites a checkpoint kept by time keeps (`None`: every site it is asked to).
@@ -76,13 +76,13 @@ pub struct Written {
 impl Checkpoint {
     /// Opens the checkpoint of the run `identity` (a sweep of `size`) in `dir`, made (with its
     /// identity) if missing or empty; refuses one of another run, saying what differs. What a
-    /// kill left half written is dropped. Transfers go at most at `rates` and stop once
+    /// kill left half written is dropped. Transfers move bytes as `disk` says and stop once
     /// `cancel` is cancelled; `kill` (tests) kills the process in the middle of a write.
     pub fn open(
         dir: &Path,
         identity: &RunIdentity,
         size: SweepSize,
-        rates: DiskRates,
+        disk: &DiskIo,
         cancel: CancelToken,
         kill: Option<Arc<KillFault>>,
     ) -> Result<Self> {
@@ -100,14 +100,15 @@ impl Checkpoint {
             }
         }
         let (journal, kept) = Journal::recover(dir)?;
+        let (reads, writes) = disk.accesses();
         Ok(Checkpoint {
             dir: dir.to_path_buf(),
             _lock: lock,
             journal: Mutex::new(journal),
             kept: Mutex::new(kept),
             size,
-            write_throttle: Throttle::new(rates.write),
-            read_throttle: Throttle::new(rates.read),
+            writes,
+            reads,
             cancel,
             kill,
             pacing: None,
@@ -165,13 +166,8 @@ impl Checkpoint {
         let temporary = durable::temporary_of(&path);
         self.lock_journal().writing(value)?;
         durable::remove_if_there(&temporary)?; // a kill's, which a torn journal forgot
-        let written = SpillFile::write(
-            temporary.clone(),
-            tensor,
-            self.write_throttle,
-            fault,
-            &self.cancel,
-        )?;
+        let written =
+            SpillFile::write(temporary.clone(), tensor, &self.writes, fault, &self.cancel)?;
         if let Some(kill) = &self.kill {
             kill.strike(op);
         }
@@ -243,7 +239,7 @@ impl Checkpoint {
 
     /// Reads the kept value `value` (by content) back.
     pub fn read(&self, value: DataId) -> Result<AnyTensor> {
-        self.file(value)?.read(self.read_throttle, &self.cancel)
+        self.file(value)?.read(&self.reads, &self.cancel)
     }
 
     fn lock_kept(&self) -> MutexGuard<'_, HashMap<DataId, Entry>> {
@@ -417,12 +413,12 @@ mod tests {
     }
 
     fn open(dir: &Path, seed: u64) -> Result<Checkpoint> {
-        let rates = DiskRates::default();
+        let disk = DiskIo::default();
         let size = SweepSize {
             sites: 8,
             parts: vec![vec![]; 8],
         };
-        Checkpoint::open(dir, &identity(seed), size, rates, CancelToken::new(), None)
+        Checkpoint::open(dir, &identity(seed), size, &disk, CancelToken::new(), None)
     }
 
     const ENV: DataId = DataId::Env {

@@ -203,7 +203,7 @@ impl EngineBuilder {
                     .into(),
             ));
         }
-        self.tiering.disk_rates.check()?;
+        self.tiering.disk.check()?;
         self.checkpoint_apart_from_scratch()?;
         let devices = self.options.graph.devices;
         let ids = self.device_ids.unwrap_or_else(|| (0..devices).collect());

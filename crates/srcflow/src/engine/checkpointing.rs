@@ -101,9 +101,8 @@ impl Engine {
                 identity.set("rank", rank);
             }
             let kill = self.kill();
-            let (size, rates) = (SweepSize::of(graph), self.tiering.disk_rates);
-            let opened =
-                Checkpoint::open(folder, &identity, size, rates, self.cancel.clone(), kill);
+            let (size, disk) = (SweepSize::of(graph), &self.tiering.disk);
+            let opened = Checkpoint::open(folder, &identity, size, disk, self.cancel.clone(), kill);
             opened.map(|checkpoint| checkpoint.paced(self.checkpoint_every))
         };
         match ranks {

@@ -30,7 +30,7 @@ impl Engine {
         let narrowed = graph.planned_fetch_window.and_then(|w| prefetch.within(w));
         SchedOptions {
             prefetch: narrowed.unwrap_or_else(|| Arc::clone(prefetch)),
-            disk_rates: self.tiering.disk_rates,
+            disk: self.tiering.disk,
             progress: self.progress.clone(),
             pacing: self.pacing,
             cancel: self.cancel.clone(),
@@ -112,7 +112,7 @@ impl Engine {
             .as_ref()
             .map_or_else(std::env::temp_dir, |b| b.scratch_dir.clone());
         let fault = self.tiering.disk_fault.as_ref();
-        DiskTier::create(&parent, self.tiering.disk_rates, fault, self.cancel.clone()).map(Some)
+        DiskTier::create(&parent, &self.tiering.disk, fault, self.cancel.clone()).map(Some)
     }
 }
 

@@ -42,10 +42,13 @@ impl Engine {
         if graph.ranks > 1 {
             machine.check_network()?;
         }
-        let machine = machine.clone().with_disk_caps(self.tiering.disk_rates);
+        let machine = machine.clone().with_disk_io(&self.tiering.disk);
         let (sched, governor, _) = self.schedule(graph, DeviceMemory::Simulated)?;
         let threads = self.threads_per_device();
-        let timer = machine.timer(&threads).with_exchanges(exchanges);
+        let timer = machine
+            .timer(&threads)
+            .with_exchanges(exchanges)
+            .with_io_depth(self.tiering.disk.depth);
         let executor = ModelExecutor::new(graph);
         let mut log = sched::simulate(graph, &executor, sched, governor, &timer)?;
         log.threads_per_device = threads;

@@ -1,11 +1,11 @@
-//! `Tiering`: how a run uses the memory tiers — budgets, prefetch policy, disk rate, the
+//! `Tiering`: how a run uses the memory tiers — budgets, prefetch policy, disk I/O, the
 //! device's faults and the governor's budget.
 
 use crate::checkpoint::KillFault;
 use crate::device::DeviceOptions;
 use crate::plan::Budgets;
 use srcflow_sched::sched::{Prefetch, PrefetchPolicy};
-use srcflow_sched::store::{DiskFault, DiskRates};
+use srcflow_sched::store::{DiskFault, DiskIo, DiskRates};
 use std::sync::Arc;
 
 /// Out-of-core choices of a run. The default plans nothing: every environment stays on the
@@ -17,8 +17,9 @@ pub struct Tiering {
     pub budgets: Option<Budgets>,
     /// When fetches of spilled environments start: [`Prefetch`] or any policy of the user's.
     pub prefetch: Arc<dyn PrefetchPolicy>,
-    /// Caps of the disk reader and writer lanes (experiments with a slow filesystem).
-    pub disk_rates: DiskRates,
+    /// How the disk lanes move bytes: requests in flight, direct I/O, rate caps (experiments
+    /// with a slow filesystem) and an emulated parallel filesystem.
+    pub disk: DiskIo,
     /// Makes a scratch write fail (tests of cleanup).
     pub disk_fault: Option<DiskFault>,
     /// Kills the process at a chosen task (tests of resuming from a checkpoint).
@@ -32,7 +33,7 @@ impl Default for Tiering {
         Tiering {
             budgets: None,
             prefetch: Arc::new(Prefetch::default()),
-            disk_rates: DiskRates::default(),
+            disk: DiskIo::default(),
             disk_fault: None,
             kill: None,
             device: DeviceOptions::default(),
@@ -61,10 +62,13 @@ impl Tiering {
 
     /// This tiering with the disk lanes capped at `rates`.
     pub fn with_disk_rates(self, rates: DiskRates) -> Self {
-        Tiering {
-            disk_rates: rates,
-            ..self
-        }
+        let disk = DiskIo { rates, ..self.disk };
+        Tiering { disk, ..self }
+    }
+
+    /// This tiering with the disk lanes moving bytes as `disk` says.
+    pub fn with_disk_io(self, disk: DiskIo) -> Self {
+        Tiering { disk, ..self }
     }
 
     /// This tiering making a scratch write fail as `fault` says.
