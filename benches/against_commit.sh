@@ -8,8 +8,9 @@
 #   benches/against_commit.sh                 # against HEAD (the commit before uncommitted work)
 #   benches/against_commit.sh HEAD~1          # against any commit
 #   REPS=5 CASES="mps-small mpo-wide" benches/against_commit.sh HEAD~1
-#   CASES="mps-one-thread mps-devices" benches/against_commit.sh HEAD~1   # not in the default
-#       cases: the two-device problem on one device of one thread (mpi_ranks.sh's baseline)
+#   CASES="mps-one-thread mps-two-threads mps-devices" benches/against_commit.sh HEAD~1
+#       # not in the default cases: the two-device problem on one device of one thread
+#       # (mpi_ranks.sh's baseline) and of two threads
 #
 # The other commit is checked out in a worktree under target/ and built with a target directory
 # of its own (the first build compiles every dependency again: minutes). A ratio above 1 means
@@ -61,6 +62,8 @@ for case in $CASES; do
             opts="--chi-out 256 --devices 2 --threads 1 --no-fold" ;;
         mps-one-thread) gen="random --sites 24 --bond 256 --mpo-bond 32"
             opts="--chi-out 256 --devices 1 --threads 1 --no-fold" ;;
+        mps-two-threads) gen="random --sites 24 --bond 256 --mpo-bond 32"
+            opts="--chi-out 256 --devices 1 --threads 2 --no-fold" ;;
         *) echo "unknown case $case" >&2; exit 2 ;;
     esac
     dir="$WORK/$case"
