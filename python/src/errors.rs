@@ -40,7 +40,7 @@ pub fn register(module: &Bound<'_, PyModule>) -> PyResult<()> {
 }
 
 /// Each setting an engine error may name, with the argument that sets it in Python.
-const ARGUMENTS: [(&str, &str); 15] = [
+const ARGUMENTS: [(&str, &str); 16] = [
     ("`GraphOptions::chi_out`", "`chi_out`"),
     ("`GraphOptions::batch_cols`", "`batch_cols`"),
     ("`GraphOptions::cutoff`", "`cutoff`"),
@@ -51,6 +51,7 @@ const ARGUMENTS: [(&str, &str); 15] = [
     ("`Budgets::host`", "`Resources.host_memory`"),
     ("`Tiering::prefetch`", "`prefetch`"),
     ("`DiskIo::depth`", "`Resources.io_depth`"),
+    ("`DiskIo::direct`", "`Resources.direct_io`"),
     ("`Options::threads`", "`threads`"),
     ("`EngineBuilder::checkpoint`", "`Resources.checkpoint`"),
     ("`Budgets::scratch_dir`", "`Resources.scratch_dir`"),

@@ -62,20 +62,15 @@ pub fn calibrate_disk(dir: &Path, io: &DiskIo) -> Result<DiskCalibration> {
     let at = |depth: usize| DiskIo { depth, ..*io }.accesses();
     let cancel = CancelToken::new();
     let (_, writes) = at(DEFAULT_IO_DEPTH);
-    let write = |name: &str, bytes: usize| {
-        SpillFile::write(
-            dir.join(name),
-            &probe(bytes)?.into(),
-            &writes,
-            None,
-            &cancel,
-        )
+    let write = |name: &str, tensor: Tensor| {
+        SpillFile::write(dir.join(name), &tensor.into(), &writes, None, &cancel)
     };
+    let large = probe(DEPTH_PROBE_BYTES)?;
     let start = Instant::now();
-    let large = write("srcflow-disk-probe-large.bin", DEPTH_PROBE_BYTES)?;
+    let large = write("srcflow-disk-probe-large.bin", large)?;
     let write_bytes_per_s = DEPTH_PROBE_BYTES as f64 / start.elapsed().as_secs_f64();
-    let small = write("srcflow-disk-probe-1.bin", 1 << 20)?;
-    let block = write("srcflow-disk-probe-8.bin", 8 << 20)?;
+    let small = write("srcflow-disk-probe-1.bin", probe(1 << 20)?)?;
+    let block = write("srcflow-disk-probe-8.bin", probe(8 << 20)?)?;
     let read_seconds = |file: &SpillFile, depth: usize| -> Result<f64> {
         let (reads, _) = at(depth);
         let start = Instant::now();

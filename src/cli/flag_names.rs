@@ -2,7 +2,7 @@
 //! user of the library sets it (`` `GraphOptions::chi_out` ``); the CLI says the flag instead.
 
 /// Each setting a library error may name, with the flag that sets it.
-const FLAGS: [(&str, &str); 21] = [
+const FLAGS: [(&str, &str); 22] = [
     ("`GraphOptions::chi_out`", "--chi-out"),
     ("`GraphOptions::batch_cols`", "--batch-cols"),
     ("`GraphOptions::cutoff`", "--cutoff"),
@@ -21,6 +21,7 @@ const FLAGS: [(&str, &str); 21] = [
     ("`Options::threads`", "--threads"),
     ("`DiskIo::rates`", "--disk-bandwidth"),
     ("`DiskIo::depth`", "--io-depth"),
+    ("`DiskIo::direct`", "--direct-io"),
     ("`Tiering::kill`", "--inject-kill"),
     ("`EngineBuilder::checkpoint_every`", "--checkpoint-every"),
     ("`EngineBuilder::checkpoint`", "--checkpoint"),

@@ -27,12 +27,15 @@ pub struct TieringArgs {
     /// buys bandwidth from a parallel filesystem, whose requests each wait a latency.
     #[arg(long, value_name = "N", default_value_t = DEFAULT_IO_DEPTH)]
     io_depth: usize,
-    /// Whether spill files bypass the page cache (O_DIRECT): auto (where the filesystem takes
-    /// it), always (a scratch folder that does not is refused), never. Bare --direct-io is
-    /// always.
-    #[arg(long, value_name = "WHEN", default_value = "auto", num_args = 0..=1,
-          default_missing_value = "always")]
-    direct_io: DirectIo,
+    /// Spill and checkpoint files bypass the page cache (O_DIRECT), and a folder whose
+    /// filesystem refuses it is refused before any work. Without it or --no-direct-io: direct
+    /// where the filesystem takes it.
+    #[arg(long)]
+    direct_io: bool,
+    /// Spill files go through the page cache, each flushed and dropped from it once written
+    /// and once read.
+    #[arg(long, conflicts_with = "direct_io")]
+    no_direct_io: bool,
     /// Emulate a parallel filesystem for the scratch disk: LAT,STREAM,TOTAL (e.g.
     /// 20ms,10MiB/s,40MiB/s: each request waits LAT, then moves at most STREAM; all requests
     /// together move at most TOTAL). `simulate` times the disk lanes the same way.
@@ -65,7 +68,11 @@ impl TieringArgs {
             .with_device(self.device.resolve()?);
         tiering.disk = DiskIo {
             depth: self.io_depth,
-            direct: self.direct_io,
+            direct: match (self.direct_io, self.no_direct_io) {
+                (true, _) => DirectIo::Always,
+                (_, true) => DirectIo::Never,
+                _ => DirectIo::Auto,
+            },
             rates: self.disk_bandwidth.unwrap_or_default(),
             emulate: self.disk_emulate,
         };

@@ -4,7 +4,7 @@
 use crate::error::{Error, Result};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// How often a run calls the watch of the thread that started it (`Engine::run_graph_watched`),
 /// where a caller checks for its own reasons to stop (Python's Ctrl-C).
@@ -38,6 +38,16 @@ impl CancelToken {
             return Err(Error::Interrupted);
         }
         Ok(())
+    }
+
+    /// Sleeps until `deadline`, or fails with [`Error::Interrupted`] within [`WATCH_EVERY`] of
+    /// the run being asked to stop.
+    pub fn sleep_until(&self, deadline: Instant) -> Result<()> {
+        while let Some(left) = deadline.checked_duration_since(Instant::now()) {
+            self.check()?;
+            std::thread::sleep(left.min(WATCH_EVERY));
+        }
+        self.check()
     }
 }
 

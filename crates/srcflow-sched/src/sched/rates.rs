@@ -23,11 +23,19 @@ struct Measured {
     seconds: f64,
     amount_squared: f64,
     amount_seconds: f64,
+    smallest: f64,
+    largest: f64,
 }
 
 impl Measured {
     /// Adds a task that did `amount` in `seconds`.
     fn add(&mut self, amount: f64, seconds: f64) {
+        self.smallest = if self.tasks == 0.0 {
+            amount
+        } else {
+            self.smallest.min(amount)
+        };
+        self.largest = self.largest.max(amount);
         self.tasks += 1.0;
         self.amount += amount;
         self.seconds += seconds;
@@ -36,15 +44,15 @@ impl Measured {
     }
 
     /// The fitted seconds every task costs beyond its amount, and amount per second: a
-    /// least-squares line once tasks of different sizes were measured (a latency of 0 or
-    /// more), else none and the mean rate.
+    /// least-squares line once tasks of sizes at least [`SPREAD`] apart were measured (a
+    /// latency of 0 or more), else none and the mean rate.
     fn line(&self) -> Option<(f64, f64)> {
         if self.seconds <= 0.0 {
             return None;
         }
         let spread = self.tasks * self.amount_squared - self.amount * self.amount;
         let mean_rate = (0.0, self.amount / self.seconds);
-        if spread <= 1e-9 * self.amount_squared * self.tasks {
+        if self.largest < SPREAD * self.smallest || spread <= 0.0 {
             return Some(mean_rate);
         }
         let slope = (self.tasks * self.amount_seconds - self.amount * self.seconds) / spread;
@@ -55,6 +63,10 @@ impl Measured {
         }
     }
 }
+
+/// How many times the smallest task the largest must be before a latency is fitted: sizes
+/// closer than that leave the line's intercept to noise.
+const SPREAD: f64 = 2.0;
 
 impl Rates {
     /// No measurements yet; the disk lanes known to be capped (a throttle) and the emulated
@@ -99,11 +111,9 @@ impl Rates {
 
     /// Estimated seconds to move `bytes` on `lane`.
     fn seconds_on(&self, lane: Lane, bytes: u64) -> Option<f64> {
-        let measured = self
-            .done
-            .get(&lane)
-            .or_else(|| self.done.get(&opposite(lane)?))
-            .and_then(Measured::line)
+        let line = |lane: Lane| self.done.get(&lane).and_then(Measured::line);
+        let measured = line(lane)
+            .or_else(|| line(opposite(lane)?))
             .map(|(latency, rate)| latency + bytes as f64 / rate);
         let emulated = || {
             let (requests, depth) = self.emulated.filter(|_| is_disk(lane))?;
@@ -168,6 +178,22 @@ mod tests {
         }
         let seconds = rates.seconds_to_move(1000, &[Lane::DiskRead]).unwrap();
         assert!((seconds - 10.02).abs() < 1e-9, "{seconds}");
+    }
+
+    #[test]
+    fn sizes_too_close_for_a_latency_give_the_mean_rate() {
+        let mut rates = Rates::for_disk(&DiskIo::default());
+        // 2.0 and 2.1 MB in 20.0 and 20.2 ms: a line would say 16 ms and 500 MB/s.
+        rates.record(Lane::DiskRead, 2.0e6, 0.0200);
+        rates.record(Lane::DiskRead, 2.1e6, 0.0202);
+        let seconds = rates
+            .seconds_to_move(100_000_000, &[Lane::DiskRead])
+            .unwrap();
+        assert!((seconds - 1e8 * 0.0402 / 4.1e6).abs() < 1e-9, "{seconds}");
+        // A lane measured at zero seconds is estimated by its opposite.
+        rates.record(Lane::Upload, 1e6, 0.0);
+        rates.record(Lane::Download, 1e6, 1.0);
+        assert_eq!(rates.seconds_to_move(1000, &[Lane::Upload]), Some(1e-3));
     }
 
     #[test]

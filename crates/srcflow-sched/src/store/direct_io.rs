@@ -1,9 +1,8 @@
-//! `DirectIo`: whether spill files bypass the page cache (`O_DIRECT`), as `--direct-io` says.
+//! `DirectIo`: whether spill files bypass the page cache (`O_DIRECT`), as `--direct-io` and
+//! `--no-direct-io` say.
 
 use crate::error::{Error, Result};
-use std::fmt;
 use std::path::Path;
-use std::str::FromStr;
 
 /// When spill files are opened with `O_DIRECT`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -37,37 +36,12 @@ impl DirectIo {
         match opened {
             Ok(_) => Ok(()),
             Err(e) => Err(Error::Invalid(format!(
-                "--direct-io always: the filesystem of the scratch folder {} does not take \
-                 O_DIRECT ({e}); give a --scratch-dir on one that does, or --direct-io auto",
+                "direct I/O was asked for (`DiskIo::direct`), and the filesystem of {} does not \
+                 take O_DIRECT ({e}): choose a folder on one that does, or leave direct I/O to \
+                 where the filesystem takes it",
                 dir.display()
             ))),
         }
-    }
-}
-
-impl FromStr for DirectIo {
-    type Err = Error;
-
-    fn from_str(text: &str) -> Result<Self> {
-        match text {
-            "auto" => Ok(DirectIo::Auto),
-            "always" | "on" => Ok(DirectIo::Always),
-            "never" | "off" => Ok(DirectIo::Never),
-            _ => Err(Error::Invalid(format!(
-                "unknown direct I/O choice '{text}': expected auto, always or never"
-            ))),
-        }
-    }
-}
-
-impl fmt::Display for DirectIo {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let name = match self {
-            DirectIo::Auto => "auto",
-            DirectIo::Always => "always",
-            DirectIo::Never => "never",
-        };
-        f.write_str(name)
     }
 }
 
@@ -76,11 +50,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn choices_parse_and_always_checks_the_folder() {
-        for choice in [DirectIo::Auto, DirectIo::Always, DirectIo::Never] {
-            assert_eq!(choice.to_string().parse::<DirectIo>().unwrap(), choice);
-        }
-        assert!("sometimes".parse::<DirectIo>().is_err());
+    fn only_always_checks_the_folder() {
         let dir = tempfile::tempdir().unwrap();
         DirectIo::Never.check(Path::new("/nowhere")).unwrap();
         let missing = DirectIo::Always

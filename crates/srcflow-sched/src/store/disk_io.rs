@@ -51,7 +51,8 @@ impl DiskIo {
     }
 
     /// What reads and writes use: the same depth and direct I/O choice, each lane's cap, and
-    /// one emulated filesystem that both cross.
+    /// one emulated filesystem that both cross (a checkpoint's files, in a folder of their
+    /// own, cross another).
     pub fn accesses(&self) -> (DiskAccess, DiskAccess) {
         let emulated = self.emulate.map(|r| Arc::new(EmulatedDisk::new(r)));
         let access = |cap| DiskAccess {

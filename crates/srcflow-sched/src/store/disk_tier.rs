@@ -43,11 +43,6 @@ impl<'f> DiskTier<'f> {
         self.scratch.path()
     }
 
-    /// How writes reach the disk (a checkpoint's spills go the same way).
-    pub fn writes(&self) -> &DiskAccess {
-        &self.writes
-    }
-
     /// Writes the environment slice of `task` (a spill to disk) to its own file.
     pub fn write(&self, task: &Task, tensor: &AnyTensor) -> Result<SpillFile> {
         let cols = task.cols.unwrap_or(Cols { start: 0, end: 0 });

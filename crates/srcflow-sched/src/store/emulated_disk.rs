@@ -32,12 +32,4 @@ impl EmulatedDisk {
         let end = link.request(&self.requests, issued, bytes);
         self.origin + Duration::from_secs_f64(end)
     }
-
-    /// Waits until `end` (a request's, from [`EmulatedDisk::issue`]) once its real transfer
-    /// is over.
-    pub fn wait_until(end: Instant) {
-        if let Some(wait) = end.checked_duration_since(Instant::now()) {
-            std::thread::sleep(wait);
-        }
-    }
 }

@@ -3,7 +3,7 @@
 //! (so spills neither flood nor hide in the page cache).
 
 use super::checksum::Checksum;
-use super::{DirectIo, DiskAccess, EmulatedDisk};
+use super::{DirectIo, DiskAccess};
 use crate::cancel::CancelToken;
 use crate::error::{Error, Result};
 use crate::tensor::{AnyTensor, Array, DType, Scalar, Typed};
@@ -49,6 +49,9 @@ impl SpillFile {
         fault: Option<std::io::Error>,
         cancel: &CancelToken,
     ) -> Result<SpillFile> {
+        // Opened before the handle is made: a file already at `path` is not the handle's to
+        // remove.
+        let (file, direct) = open(&path, true, access.direct)?;
         let mut spilled = SpillFile {
             path,
             shape: tensor.shape().to_vec(),
@@ -56,18 +59,18 @@ impl SpillFile {
             checksum: 0,
             removed_on_drop: true,
         };
-        let (file, direct) = open(&spilled.path, true, access.direct)?;
         if let Some(e) = fault {
             return Err(Error::io(&spilled.path, e));
         }
         let bytes = crate::with_array!(tensor, a => as_bytes(a.data()));
         let straight = straight_from_memory(bytes, direct);
         let size = SpillFile::request_bytes(bytes.len() as u64, access.depth);
-        let bounce_size = size.min(bytes.len().next_multiple_of(ALIGN));
         let write = |offset: usize, chunk: &[u8], bounce: &mut Bounce| {
             let padded = match offset + chunk.len() <= straight {
                 true => chunk,
-                false => bounce.get(bounce_size).fill_from(chunk),
+                false => bounce
+                    .get(chunk.len().next_multiple_of(ALIGN))
+                    .fill_from(chunk),
             };
             file.write_all_at(padded, offset as u64)
         };
@@ -136,13 +139,12 @@ impl SpillFile {
         let bytes = as_bytes_mut(&mut data);
         let straight = straight_from_memory(bytes, direct);
         let size = SpillFile::request_bytes(bytes.len() as u64, access.depth);
-        let bounce_size = size.min(bytes.len().next_multiple_of(ALIGN));
         let read = |offset: usize, chunk: &mut [u8], bounce: &mut Bounce| {
             if offset + chunk.len() <= straight {
                 return file.read_exact_at(chunk, offset as u64);
             }
-            let buffer = bounce.get(bounce_size).bytes_mut();
-            let padded = &mut buffer[..chunk.len().next_multiple_of(ALIGN)];
+            let padded_len = chunk.len().next_multiple_of(ALIGN);
+            let padded = &mut bounce.get(padded_len).bytes_mut()[..padded_len];
             file.read_exact_at(padded, offset as u64)?;
             chunk.copy_from_slice(&padded[..chunk.len()]);
             Ok(())
@@ -242,11 +244,10 @@ fn in_requests<C: AsRef<[u8]> + Send>(
         let end = access.emulated.as_ref().map(|disk| disk.issue(len as u64));
         request(index * size, chunk, bounce).map_err(|e| Error::io(path, e))?;
         if let Some(end) = end {
-            EmulatedDisk::wait_until(end);
+            cancel.sleep_until(end)?;
         }
         let moved = moved.fetch_add(len as u64, Ordering::Relaxed) + len as u64;
-        access.throttle.pace(start, moved);
-        Ok(())
+        access.throttle.pace(start, moved, cancel)
     };
     let worker = || {
         let mut bounce = Bounce::default();
@@ -297,7 +298,8 @@ fn open(path: &Path, write: bool, direct: DirectIo) -> Result<(File, bool)> {
         Ok(file) => Ok((file, true)),
         Err(e) if e.raw_os_error() == Some(libc::EINVAL) && direct == DirectIo::Always => {
             Err(Error::Invalid(format!(
-                "--direct-io always: the filesystem of {} does not take O_DIRECT",
+                "direct I/O was asked for (`DiskIo::direct`), and the filesystem of {} does not \
+                 take O_DIRECT",
                 path.display()
             )))
         }
@@ -339,9 +341,13 @@ fn as_bytes_mut<T: Scalar>(data: &mut [T]) -> &mut [u8] {
 struct Bounce(Option<AlignedBlock>);
 
 impl Bounce {
-    /// The buffer, of at least `size` bytes (a request's, padded).
+    /// The buffer, of at least `size` bytes (a request's, padded): made, or made anew when
+    /// the one there is smaller.
     fn get(&mut self, size: usize) -> &mut AlignedBlock {
-        self.0.get_or_insert_with(|| AlignedBlock::new(size))
+        if self.0.as_ref().is_none_or(|b| b.layout.size() < size) {
+            self.0 = Some(AlignedBlock::new(size));
+        }
+        self.0.as_mut().expect("made above")
     }
 }
 
@@ -518,5 +524,42 @@ mod tests {
         let access = DiskAccess::default();
         let err = SpillFile::write(path, &tensor_of(1 << 18), &access, None, &cancel).unwrap_err();
         assert!(matches!(err, Error::Interrupted), "{err}");
+    }
+
+    #[test]
+    fn a_transfer_waiting_on_a_slow_filesystem_stops_soon_after_a_cancel() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("env.bin");
+        // Four requests of 1 MiB at 1 MB/s in all: about four seconds.
+        let io = super::super::DiskIo {
+            depth: 4,
+            emulate: Some("0ms,1MB/s,1MB/s".parse().unwrap()),
+            ..Default::default()
+        };
+        let (_, writes) = io.accesses();
+        let cancel = CancelToken::new();
+        let start = Instant::now();
+        let cancelled = std::thread::scope(|scope| {
+            scope.spawn(|| {
+                std::thread::sleep(std::time::Duration::from_millis(200));
+                cancel.cancel();
+            });
+            SpillFile::write(
+                path.clone(),
+                &tensor_of((4 << 20) / 16),
+                &writes,
+                None,
+                &cancel,
+            )
+        });
+        assert!(
+            matches!(cancelled, Err(Error::Interrupted)),
+            "{cancelled:?}"
+        );
+        assert!(start.elapsed().as_secs_f64() < 2.0, "{:?}", start.elapsed());
+        assert!(
+            !path.exists(),
+            "the half-written file goes with the failed write"
+        );
     }
 }

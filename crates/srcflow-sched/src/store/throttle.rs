@@ -1,5 +1,7 @@
 //! `Throttle`: caps a disk lane's rate, to reproduce a slow filesystem on any machine.
 
+use crate::cancel::CancelToken;
+use crate::error::Result;
 use crate::Bandwidth;
 use std::time::{Duration, Instant};
 
@@ -15,13 +17,14 @@ impl Throttle {
         Throttle { rate }
     }
 
-    /// Sleeps until `bytes_done` bytes since `start` no longer exceed the rate.
-    pub fn pace(&self, start: Instant, bytes_done: u64) {
-        if let Some(Bandwidth(rate)) = self.rate {
-            let due = Duration::from_secs_f64(bytes_done as f64 / rate);
-            if let Some(wait) = due.checked_sub(start.elapsed()) {
-                std::thread::sleep(wait);
+    /// Sleeps until `bytes_done` bytes since `start` no longer exceed the rate, or fails once
+    /// `cancel` is cancelled.
+    pub fn pace(&self, start: Instant, bytes_done: u64, cancel: &CancelToken) -> Result<()> {
+        match self.rate {
+            Some(Bandwidth(rate)) => {
+                cancel.sleep_until(start + Duration::from_secs_f64(bytes_done as f64 / rate))
             }
+            None => Ok(()),
         }
     }
 }

@@ -87,6 +87,7 @@ impl Checkpoint {
         kill: Option<Arc<KillFault>>,
     ) -> Result<Self> {
         made_if_missing(dir)?;
+        disk.direct.check(dir)?;
         if read_identity(dir)?.is_none() {
             only_our_files(dir)?;
         }
