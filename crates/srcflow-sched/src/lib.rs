@@ -17,5 +17,5 @@ pub mod store;
 #[cfg(test)]
 use srcflow_graph::gen;
 use srcflow_graph::{graph, plan};
-use srcflow_tensor::{backend, cancel, device, error, fault_spec, files, tensor};
+use srcflow_tensor::{backend, cancel, device, error, fault_spec, files, size, tensor};
 use srcflow_tensor::{with_array, Bandwidth, ByteSize, Error, Tier};

@@ -1,4 +1,5 @@
-//! Sizes and rates as users type them: `36GB` (decimal), `36GiB` or `36G` (binary), `200MB/s`.
+//! Sizes, rates and times as users type them: `36GB` (decimal), `36GiB` or `36G` (binary),
+//! `200MB/s`, `20ms`.
 
 use crate::error::{Error, Result};
 use std::fmt;
@@ -77,6 +78,25 @@ impl FromStr for Bandwidth {
         }
         Ok(Bandwidth(rate))
     }
+}
+
+/// Units a time may carry, in seconds (longer suffixes first, so `ms` is not read as `s`).
+const TIME_UNITS: [(&str, f64); 6] = [
+    ("µs", 1e-6),
+    ("us", 1e-6),
+    ("ms", 1e-3),
+    ("s", 1.0),
+    ("m", 60.0),
+    ("h", 3600.0),
+];
+
+/// Seconds from a non-negative number with a unit: `150us`, `20ms`, `30s`, `10m`, `1.5h`.
+pub fn seconds(text: &str) -> Option<f64> {
+    let (number, scale) = TIME_UNITS
+        .iter()
+        .find_map(|&(unit, scale)| Some((text.trim().strip_suffix(unit)?, scale)))?;
+    let seconds = number.trim().parse::<f64>().ok()? * scale;
+    (seconds.is_finite() && seconds >= 0.0).then_some(seconds)
 }
 
 /// Parses a non-negative number with an optional unit into bytes.

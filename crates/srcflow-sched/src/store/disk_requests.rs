@@ -123,20 +123,12 @@ impl FromStr for DiskRequests {
     }
 }
 
-/// Seconds from `20ms`, `150us`, `0.5s` or `0`.
+/// Seconds from a time with its unit ([`crate::size::seconds`]), or `0`.
 fn seconds(text: &str) -> Option<f64> {
-    let split = text
-        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-        .unwrap_or(text.len());
-    let (number, unit) = text.split_at(split);
-    let scale = match unit.trim() {
-        "s" => 1.0,
-        "ms" => 1e-3,
-        "us" | "µs" => 1e-6,
-        "" if number.parse::<f64>().ok() == Some(0.0) => 1.0,
-        _ => return None,
-    };
-    number.parse::<f64>().ok().map(|n| n * scale)
+    match text.parse::<f64>() {
+        Ok(0.0) => Some(0.0),
+        _ => crate::size::seconds(text),
+    }
 }
 
 impl fmt::Display for DiskRequests {

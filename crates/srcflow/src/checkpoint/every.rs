@@ -67,14 +67,9 @@ impl FromStr for CheckpointEvery {
     }
 }
 
-/// The time `text` names: a number with `s`, `m` or `h`.
+/// The time `text` names: a number with its unit ([`srcflow_tensor::size::seconds`]).
 fn interval(text: &str) -> Option<Duration> {
-    let units = [("s", 1.0), ("m", 60.0), ("h", 3600.0)];
-    let (number, unit) = units
-        .iter()
-        .find_map(|&(suffix, unit)| Some((text.strip_suffix(suffix)?, unit)))?;
-    let seconds = number.trim().parse::<f64>().ok()? * unit;
-    Duration::try_from_secs_f64(seconds).ok()
+    Duration::try_from_secs_f64(srcflow_tensor::size::seconds(text)?).ok()
 }
 
 #[cfg(test)]
