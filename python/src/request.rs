@@ -17,8 +17,6 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 /// The arguments of one call, already checked by the Python side (`srcflow/_api.py`).
-#[derive(FromPyObject)]
-#[pyo3(from_item_all)]
 pub struct Request {
     /// The site objects of each train, in the order given (array-likes, read lazily).
     pub trains: Vec<Vec<Py<PyAny>>>,
@@ -65,6 +63,48 @@ pub struct Request {
     pub io_depth: Option<usize>,
     /// Direct I/O always (true), never (false), or where the filesystem takes it (`None`).
     pub direct_io: Option<bool>,
+}
+
+impl<'a, 'py> FromPyObject<'a, 'py> for Request {
+    type Error = PyErr;
+
+    /// The request from the dict the package hands over, its keys looked up by name. (Not
+    /// pyo3's derive, which interns each key behind a once-cell on first use: a process forked
+    /// while a run's thread fills one would find it locked forever in the child.)
+    fn extract(dict: Borrowed<'a, 'py, PyAny>) -> PyResult<Self> {
+        Ok(Request {
+            trains: item(&dict, "trains")?,
+            kinds: item(&dict, "kinds")?,
+            shapes: item(&dict, "shapes")?,
+            dtypes: item(&dict, "dtypes")?,
+            dtype: item(&dict, "dtype")?,
+            chi_out: item(&dict, "chi_out")?,
+            cutoff: item(&dict, "cutoff")?,
+            oversample: item(&dict, "oversample")?,
+            seed: item(&dict, "seed")?,
+            seed_given: item(&dict, "seed_given")?,
+            backend: item(&dict, "backend")?,
+            devices: item(&dict, "devices")?,
+            device_memory: item(&dict, "device_memory")?,
+            host_memory: item(&dict, "host_memory")?,
+            scratch_dir: item(&dict, "scratch_dir")?,
+            prefetch: item(&dict, "prefetch")?,
+            batch_cols: item(&dict, "batch_cols")?,
+            threads: item(&dict, "threads")?,
+            checkpoint: item(&dict, "checkpoint")?,
+            checkpoint_every: item(&dict, "checkpoint_every")?,
+            io_depth: item(&dict, "io_depth")?,
+            direct_io: item(&dict, "direct_io")?,
+        })
+    }
+}
+
+/// The value under `key` in the request dict `dict`, as a `T`.
+fn item<T>(dict: &Borrowed<'_, '_, PyAny>, key: &str) -> PyResult<T>
+where
+    T: for<'a, 'py> FromPyObject<'a, 'py, Error = PyErr>,
+{
+    dict.get_item(key)?.extract()
 }
 
 /// An error naming the argument `name` that `value` could not be read from.

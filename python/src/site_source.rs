@@ -4,15 +4,11 @@
 use crate::arrays::to_tensor;
 use crate::request::Request;
 use pyo3::prelude::*;
-use pyo3::sync::PyOnceLock;
 use srcflow::engine::CoreSource;
 use srcflow::tensor::{AnyTensor, DType};
 use srcflow::train::{Orientation, StackShape};
 use srcflow::{Error, Result};
 use std::sync::Mutex;
-
-/// `numpy.asarray`, looked up once.
-static NUMPY_ASARRAY: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
 
 /// One train's sites, as the ket form runs them.
 struct TrainSites {
@@ -86,7 +82,9 @@ impl CoreSource for SiteSource {
         let bad = |why: String| Error::Shape(format!("{}, site {site}: {why}", train.name));
         let dtype = train.dtypes[site];
         let core = Python::attach(|py| {
-            let asarray = NUMPY_ASARRAY.import(py, "numpy", "asarray")?;
+            // Looked up at each read (a dictionary lookup, no once-cell: one being filled by a
+            // run's thread when the process forks would stay locked in the child).
+            let asarray = py.import("numpy")?.getattr("asarray")?;
             let array = asarray.call1((train.sites[site].bind(py), dtype.name()))?;
             to_tensor(&array, dtype)
         })

@@ -2,9 +2,11 @@
 
 use super::{Cols, DataId, GraphOptions, Lane, Op, Pass, Shared, SweepGraph, Task};
 use crate::error::Result;
+use crate::kernels::OrderMemo;
 use crate::tensor::{Meter, Work};
 use crate::train::StackShape;
 use petgraph::stable_graph::{NodeIndex, StableDiGraph};
+use std::cell::RefCell;
 use std::collections::HashMap;
 use std::ops::Range;
 use std::sync::Arc;
@@ -41,9 +43,13 @@ impl SweepGraph {
             fold: options.fold,
             unfolded: Default::default(),
         };
-        let folding = (0..graph.sites()).map(|site| graph.folds(site)).collect();
+        let memo = RefCell::default();
+        let folding = (0..graph.sites())
+            .map(|site| graph.folds_remembering(site, &memo))
+            .collect();
         let mut builder = Builder {
             folding,
+            memo: &memo,
             batches: (0..graph.active_devices())
                 .flat_map(|device| batches(graph.device_cols(device), batch, device))
                 .collect(),
@@ -79,22 +85,22 @@ fn batches(cols: Cols, width: usize, device: usize) -> Vec<(usize, Cols)> {
 }
 
 impl SweepGraph {
-    /// Dry-run cost of an env or sketch task of `site` over `width` sketch columns, or of a
-    /// project task over `width` rows of its basis (`None` for other operations, which have no
-    /// batch).
-    pub fn batch_cost(&self, op: Op, site: usize, width: usize) -> Option<Meter> {
-        let builder = Builder::dry(self, Vec::new());
+    /// The env or sketch task of `site` over `width` sketch columns, or the project task over
+    /// `width` rows of its basis, with its contraction orders and dry-run cost (`None` for
+    /// other operations, which have no batch).
+    pub fn batch_task(&self, op: Op, site: usize, width: usize) -> Option<Task> {
+        let memo = RefCell::default();
+        let builder = Builder::dry(self, Vec::new(), &memo);
         let cols = Cols {
             start: 0,
             end: width,
         };
-        let task = match op {
-            Op::Env => builder.env_task(site, cols),
-            Op::Sketch => builder.sketch_task(site, cols),
-            Op::Project => builder.project_task(site, Some(cols), DataId::Basis { site }),
-            _ => return None,
-        };
-        Some(self.task_cost(&task))
+        match op {
+            Op::Env => Some(builder.env_task(site, cols)),
+            Op::Sketch => Some(builder.sketch_task(site, cols)),
+            Op::Project => Some(builder.project_task(site, Some(cols), DataId::Basis { site })),
+            _ => None,
+        }
     }
 
     /// True when the right-to-left pass folds the cores of `site` into S once (an
@@ -102,6 +108,12 @@ impl SweepGraph {
     /// device, at an inner site (1..n), where that does fewer flops than contracting the
     /// cores in both kernels.
     pub fn folds(&self, site: usize) -> bool {
+        self.folds_remembering(site, &RefCell::default())
+    }
+
+    /// [`SweepGraph::folds`], with the contraction orders chosen before in this build in
+    /// `memo`.
+    fn folds_remembering(&self, site: usize, memo: &RefCell<OrderMemo>) -> bool {
         let inner = site > 0 && site < self.sites() && self.sites() > 2;
         if !self.fold || self.devices > 1 || !inner || self.unfolded.contains(&site) {
             return false;
@@ -109,7 +121,7 @@ impl SweepGraph {
         let flops = |folds: bool| {
             let mut folding = vec![false; self.sites()];
             folding[site] = folds;
-            let builder = Builder::dry(self, folding);
+            let builder = Builder::dry(self, folding, memo);
             let rows = Cols {
                 start: 0,
                 end: self.out_bond_left(site),
@@ -123,7 +135,7 @@ impl SweepGraph {
             let project = builder.project_task(site, Some(rows), DataId::Basis { site });
             fold.iter()
                 .chain([&sketch, &project])
-                .map(|task| self.task_cost(task).flops)
+                .map(|task| task.flops)
                 .sum::<f64>()
         };
         flops(true) < flops(false)
@@ -168,12 +180,15 @@ struct Builder<'a> {
     /// Whether each site folds, decided once per graph (empty for dry-run costs, which then
     /// ask the graph).
     folding: Vec<bool>,
+    /// The contraction orders chosen so far in this build.
+    memo: &'a RefCell<OrderMemo>,
 }
 
 impl<'a> Builder<'a> {
     /// A builder for dry-run costs of `shape`'s tasks with sites folding as `folding` says (as
     /// the graph decides where it says nothing), pushing none.
-    fn dry(shape: &'a SweepGraph, folding: Vec<bool>) -> Self {
+    /// The contraction orders its tasks choose go into `memo`.
+    fn dry(shape: &'a SweepGraph, folding: Vec<bool>, memo: &'a RefCell<OrderMemo>) -> Self {
         Builder {
             shape,
             batches: Vec::new(),
@@ -181,6 +196,7 @@ impl<'a> Builder<'a> {
             device: 0,
             tasks: Vec::new(),
             folding,
+            memo,
         }
     }
 
@@ -267,6 +283,7 @@ impl<'a> Builder<'a> {
             outputs,
             flops: 0.0,
             work: Work::default(),
+            orders: Default::default(),
             peak_bytes: 0,
             moved_bytes: 0,
             lane: op.lane(),
@@ -274,7 +291,8 @@ impl<'a> Builder<'a> {
             rank: 0,
             step: 0,
         };
-        let cost = self.shape.task_cost(&task);
+        let (orders, cost) = self.shape.choose_orders(&task, &mut self.memo.borrow_mut());
+        task.orders = orders;
         task.flops = cost.flops;
         task.work = cost.work;
         task.peak_bytes = cost.peak_bytes;
@@ -358,6 +376,7 @@ impl<'a> Builder<'a> {
             outputs,
             flops: cost.flops,
             work: cost.work,
+            orders: Default::default(),
             peak_bytes: cost.peak_bytes,
             moved_bytes,
             lane,

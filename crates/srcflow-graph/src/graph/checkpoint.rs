@@ -228,6 +228,7 @@ impl SweepGraph {
             outputs,
             flops: 0.0,
             work: Work::default(),
+            orders: Default::default(),
             peak_bytes: bytes,
             moved_bytes: bytes,
             lane: op.lane(),

@@ -5,7 +5,7 @@
 
 use super::{Cols, Op, SweepGraph, Task};
 use crate::error::{Error, Result};
-use crate::kernels::{self, legs, RoundStep};
+use crate::kernels::{self, legs, OrderChoice, OrderMemo, Orders, RoundStep};
 use crate::tensor::{Labeled, Leg, Meter, Operand, Shape, Work};
 
 /// What a task's kernel needs besides contracting its inputs: the operands it makes (ones at
@@ -47,12 +47,31 @@ pub trait KernelValues<V> {
 
 impl SweepGraph {
     /// Runs the kernel of compute task `task` on `inputs` (in the task's input order, cut to
-    /// its rows for a half-batch node) and returns its outputs, counting its work in `meter`.
+    /// its rows for a half-batch node) in the contraction orders chosen when it was built, and
+    /// returns its outputs, counting its work in `meter`.
     pub fn run_kernel<V, K>(
         &self,
         task: &Task,
         inputs: Vec<V>,
         values: &K,
+        meter: &mut Meter,
+    ) -> Result<Vec<V>>
+    where
+        Labeled<V>: Operand,
+        K: KernelValues<V>,
+    {
+        let mut choice = OrderChoice::follow(&task.orders);
+        self.kernel(task, inputs, values, &mut choice, meter)
+    }
+
+    /// The kernel of `task` on `inputs`, its contraction orders chosen or followed as `choice`
+    /// says.
+    fn kernel<V, K>(
+        &self,
+        task: &Task,
+        inputs: Vec<V>,
+        values: &K,
+        choice: &mut OrderChoice,
         meter: &mut Meter,
     ) -> Result<Vec<V>>
     where
@@ -72,12 +91,12 @@ impl SweepGraph {
                 let cores = call.cores(&mut inputs);
                 let (up, down) = self.stack.output_phys(task.site);
                 let omega = call.label(legs::omega(), values.omega(task.site, up, down, cols)?);
-                kernels::env(&c_prev, &cores, &omega, meter)?
+                kernels::env(&c_prev, &cores, &omega, choice, meter)?
             }
             Op::Fold => {
                 let cores = call.cores(&mut inputs);
                 let s_next = call.s_next(&mut inputs)?;
-                kernels::fold_right(&cores, &s_next, meter)?
+                kernels::fold_right(&cores, &s_next, choice, meter)?
             }
             Op::Sketch if task.reads_folded() => {
                 let c_prev = call.label(legs::env_in(call.layers()), next(&mut inputs));
@@ -88,13 +107,13 @@ impl SweepGraph {
                 let c_prev = call.label(legs::env_in(call.layers()), next(&mut inputs));
                 let cores = call.cores(&mut inputs);
                 let s_next = call.s_next(&mut inputs)?;
-                kernels::sketch(&c_prev, &cores, &s_next, meter)?
+                kernels::sketch(&c_prev, &cores, &s_next, choice, meter)?
             }
             Op::First => {
                 let unit_env = call.label(legs::env_in(call.layers()), call.units()?);
                 let cores = call.cores(&mut inputs);
                 let s_next = call.s_next(&mut inputs)?;
-                kernels::sketch(&unit_env, &cores, &s_next, meter)?
+                kernels::sketch(&unit_env, &cores, &s_next, choice, meter)?
             }
             Op::Project if task.reads_folded() => {
                 let eta_conj = call.label(legs::basis(), values.conj(&next(&mut inputs))?);
@@ -105,7 +124,7 @@ impl SweepGraph {
                 let eta_conj = call.label(legs::basis(), values.conj(&next(&mut inputs))?);
                 let cores = call.cores(&mut inputs);
                 let s_next = call.s_next(&mut inputs)?;
-                kernels::project(&eta_conj, &cores, &s_next, meter)?
+                kernels::project(&eta_conj, &cores, &s_next, choice, meter)?
             }
             Op::Qr => {
                 let y = values.join_cols(&inputs.collect::<Vec<_>>())?;
@@ -139,8 +158,22 @@ impl SweepGraph {
     }
 
     /// Dry-run cost of compute task `task` in the graph's element type: its kernel run on the
-    /// shapes of its inputs.
+    /// shapes of its inputs, in the orders chosen when it was built.
     pub fn task_cost(&self, task: &Task) -> Meter {
+        let mut choice = OrderChoice::follow(&task.orders);
+        self.dry_run(task, &mut choice)
+    }
+
+    /// The contraction orders of compute task `task`'s kernel, chosen on the shapes of its
+    /// inputs (with those chosen before in `memo`), and its dry-run cost in those orders.
+    pub fn choose_orders(&self, task: &Task, memo: &mut OrderMemo) -> (Orders, Meter) {
+        let mut choice = OrderChoice::choose(memo);
+        let cost = self.dry_run(task, &mut choice);
+        (choice.into_made(), cost)
+    }
+
+    /// Task `task`'s kernel run on the shapes of its inputs, its orders as `choice` says.
+    fn dry_run(&self, task: &Task, choice: &mut OrderChoice) -> Meter {
         let inputs = task
             .inputs
             .iter()
@@ -153,7 +186,7 @@ impl SweepGraph {
             })
             .collect();
         let mut meter = Meter::default();
-        self.run_kernel(task, inputs, &Shapes, &mut meter)
+        self.kernel(task, inputs, &Shapes, choice, &mut meter)
             .expect("a compute task's kernel runs on its input shapes");
         meter.in_dtype(self.dtype)
     }
@@ -317,5 +350,71 @@ impl KernelValues<Shape> for Shapes {
         meter.record_step(Work::gemm(1, p0, p1, bond, 0, false) + svd, 0);
         let rank = chi_out.min(p0).min(p1);
         Ok(vec![vec![1, lu, ld, rank], vec![rank, ru, rd, 1]])
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::{GraphOptions, Op, SweepGraph, Task};
+    use super::Shapes;
+    use crate::kernels::Orders;
+    use crate::tensor::Meter;
+    use crate::train::{LayerShape, StackShape};
+    use crate::Kind;
+
+    /// A layer of `sites` sites of inner bond `bond`, physical legs 2 (`down` outputs).
+    fn layer(kind: Kind, sites: usize, bond: usize, down: usize) -> LayerShape {
+        let bond_at = |cut: bool| if cut { 1 } else { bond };
+        LayerShape {
+            name: format!("{kind:?}"),
+            kind,
+            cores: (0..sites)
+                .map(|i| [bond_at(i == 0), bond_at(i + 1 == sites), 2, down])
+                .collect(),
+            dtype: Default::default(),
+        }
+    }
+
+    /// The dry run of `task` on the shapes of its inputs, in the orders it holds.
+    fn dry_run(graph: &SweepGraph, task: &Task) -> crate::error::Result<Meter> {
+        let inputs = task.inputs.iter().map(|&id| graph.value_dims(id)).collect();
+        let mut meter = Meter::default();
+        graph.run_kernel(task, inputs, &Shapes, &mut meter)?;
+        Ok(meter)
+    }
+
+    #[test]
+    fn a_task_runs_in_the_contraction_orders_chosen_when_its_graph_was_built() {
+        // A wide MPO over a narrow one: a sketch absorbs the wide one first.
+        let stack = StackShape {
+            layers: vec![layer(Kind::Mpo, 6, 64, 2), layer(Kind::Mpo, 6, 2, 2)],
+        };
+        let graph = SweepGraph::build(&stack, &GraphOptions::new(4).with_fold(false)).unwrap();
+        let sketch = graph
+            .tasks()
+            .find(|t| t.op == Op::Sketch && t.site == 3)
+            .expect("a sketch of site 3");
+        let chosen: Vec<Vec<usize>> =
+            serde_json::from_value(serde_json::json!(sketch.orders)).unwrap();
+        assert_eq!(
+            chosen,
+            vec![vec![1, 0]],
+            "the wide MPO (second bottom first) first"
+        );
+        assert_eq!(dry_run(&graph, sketch).unwrap().flops, sketch.flops);
+
+        let mut given_order = (**sketch).clone();
+        given_order.orders = serde_json::from_str::<Orders>("[[0, 1]]").unwrap();
+        let flops = dry_run(&graph, &given_order).unwrap().flops;
+        assert!(
+            flops > 1.25 * sketch.flops,
+            "{flops} against {}",
+            sketch.flops
+        );
+
+        let mut built_for_others = (**sketch).clone();
+        built_for_others.orders = Orders::default();
+        let error = dry_run(&graph, &built_for_others).unwrap_err().to_string();
+        assert!(error.contains("built for other inputs"), "{error}");
     }
 }

@@ -85,6 +85,7 @@ impl SweepGraph {
                 outputs: vec![next],
                 flops: 0.0,
                 work: Work::default(),
+                orders: Default::default(),
                 peak_bytes: 2 * bytes,
                 moved_bytes: bytes,
                 lane: op.lane(),

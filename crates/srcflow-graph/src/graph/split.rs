@@ -69,15 +69,16 @@ impl SweepGraph {
         ];
         let mut nodes = [node; 2];
         for (slot, half) in nodes.iter_mut().zip(halves) {
-            let cost = self
-                .batch_cost(task.op, task.site, half.len())
-                .expect("env and sketch have a batch cost");
+            let batch = self
+                .batch_task(task.op, task.site, half.len())
+                .expect("env and sketch have a batch task");
             let part = self.graph.add_node(Arc::new(Task {
                 cols: Some(half),
                 within: Some(task.within.unwrap_or(cols)),
-                flops: cost.flops,
-                work: cost.work,
-                peak_bytes: cost.peak_bytes,
+                flops: batch.flops,
+                work: batch.work,
+                orders: batch.orders,
+                peak_bytes: batch.peak_bytes,
                 ..(*task).clone()
             }));
             for &(source, id) in &incoming {

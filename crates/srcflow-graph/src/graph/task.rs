@@ -1,6 +1,7 @@
 //! `Task`: one node of the sweep graph, with everything a scheduler needs to know about it.
 
 use super::{share, Cols, DataId, Pass, Shared};
+use crate::kernels::Orders;
 use crate::tensor::Work;
 use crate::Tier;
 use serde::{Deserialize, Serialize};
@@ -249,6 +250,10 @@ pub struct Task {
     /// Its work by kind of step (compute tasks), which performance models time.
     #[serde(default)]
     pub work: Work,
+    /// Its kernel's contraction orders, chosen on its input shapes when the graph was built
+    /// (compute tasks).
+    #[serde(default, skip_serializing_if = "Orders::is_empty")]
+    pub orders: Orders,
     /// Bytes alive at its peak, inputs and outputs included.
     pub peak_bytes: u64,
     /// Bytes it moves between tiers or files (read, write, spill and fetch tasks; 0 for compute).

@@ -39,16 +39,17 @@ impl SweepGraph {
             }
             let width = self.batch_width(&self.graph[reader]);
             let (op, site) = (self.graph[reader].op, self.graph[reader].site);
-            let cost = self
-                .batch_cost(op, site, width)
-                .expect("W is read by sketch and project tasks, which have a batch cost");
+            let batch = self
+                .batch_task(op, site, width)
+                .expect("W is read by sketch and project tasks, which have a batch task");
             let task = Arc::make_mut(&mut self.graph[reader]);
             task.inputs
                 .retain(|id| !matches!(id, DataId::Folded { .. }));
             task.inputs.extend(&fold.inputs);
-            task.flops = cost.flops;
-            task.work = cost.work;
-            task.peak_bytes = cost.peak_bytes;
+            task.flops = batch.flops;
+            task.work = batch.work;
+            task.orders = batch.orders;
+            task.peak_bytes = batch.peak_bytes;
         }
         Ok(readers.into_iter().map(TaskId).collect())
     }

@@ -197,6 +197,7 @@ pub(super) fn moving_task(crossing: &Crossing, op: Op, device: usize) -> Task {
         outputs,
         flops: 0.0,
         work: Work::default(),
+        orders: Default::default(),
         peak_bytes: 0,
         moved_bytes: crossing.bytes,
         lane: op.lane(),

@@ -49,7 +49,7 @@ impl DeviceRequest {
         width: usize,
         slot_open: bool,
     ) -> Option<Self> {
-        let peak = graph.batch_cost(task.op, task.site, width)?.peak_bytes;
+        let peak = graph.batch_task(task.op, task.site, width)?.peak_bytes;
         Some(Self::slice(graph, task, peak, slot_open))
     }
 

@@ -447,6 +447,7 @@ mod tests {
             outputs: vec![],
             flops: 0.0,
             work: crate::tensor::Work::default(),
+            orders: Default::default(),
             peak_bytes: 0,
             moved_bytes: 0,
             lane: Lane::Compute,

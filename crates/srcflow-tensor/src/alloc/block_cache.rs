@@ -7,6 +7,7 @@
 //! of the runs under way; a range given back reads as zeros and faults its pages in again when
 //! used. Written ranges are preferred, the smallest that fits first.
 
+use super::fork_guard::guard_forks;
 use super::leases::cap_in_force;
 use super::resident::resident_bytes;
 use std::alloc::{GlobalAlloc, Layout, System};
@@ -39,7 +40,7 @@ struct Free {
 }
 
 /// The chunks and their free ranges.
-struct Arena {
+pub(super) struct Arena {
     /// Free ranges by start address.
     free: BTreeMap<usize, Free>,
     /// The same ranges as (fresh, length, start): written ones first, smallest first.
@@ -259,14 +260,16 @@ fn all_resident(start: usize, len: usize) -> bool {
         })
 }
 
-/// The arena, even if a thread panicked while holding it (it stays consistent).
-fn arena() -> std::sync::MutexGuard<'static, Arena> {
+/// The arena, even if a thread panicked while holding it (it stays consistent), guarded across
+/// forks.
+pub(super) fn lock_arena() -> std::sync::MutexGuard<'static, Arena> {
+    guard_forks();
     ARENA.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 /// A block of `size` bytes from the arena, counted as live, and whether it reads as zeros.
 fn taken(size: usize) -> Option<(*mut u8, bool)> {
-    let block = arena().take(size)?;
+    let block = lock_arena().take(size)?;
     LIVE.fetch_add(size, Ordering::Relaxed);
     Some(block)
 }
@@ -307,7 +310,7 @@ unsafe impl GlobalAlloc for BlockCache {
             // SAFETY: the block is ours again and no longer used; its pages read as zeros after.
             unsafe { libc::madvise(ptr.cast(), size, libc::MADV_DONTNEED) };
         }
-        arena().insert(ptr as usize, Free { len: size, fresh });
+        lock_arena().insert(ptr as usize, Free { len: size, fresh });
         LIVE.fetch_sub(size, Ordering::Relaxed);
     }
 }
@@ -316,7 +319,7 @@ unsafe impl GlobalAlloc for BlockCache {
 /// no longer holds for a run once none is under way ([`super::CapLease`] calls it when the
 /// last lease ends).
 pub(super) fn release_cached() {
-    let mut arena = arena();
+    let mut arena = lock_arena();
     while arena.give_back_largest().is_some() {}
     let chunks: Vec<(usize, usize)> = arena.chunks.iter().map(|(&s, &l)| (s, l)).collect();
     for (start, len) in chunks {

@@ -16,8 +16,10 @@ static LEASES: Mutex<Leases> = Mutex::new(Leases {
     uncapped: 0,
 });
 
-/// The leases, even if a thread panicked while holding them (they stay consistent).
+/// The leases, even if a thread panicked while holding them (they stay consistent), guarded
+/// across forks.
 pub(super) fn leases() -> std::sync::MutexGuard<'static, Leases> {
+    super::fork_guard::guard_forks();
     LEASES.lock().unwrap_or_else(|e| e.into_inner())
 }
 

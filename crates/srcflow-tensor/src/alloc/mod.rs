@@ -15,6 +15,7 @@
 
 mod block_cache;
 mod cap_lease;
+mod fork_guard;
 mod leases;
 mod resident;
 

@@ -1,18 +1,22 @@
 //! Left-to-right pass: the next sketched environment C_j.
 
-use super::order::{cheapest, key, remembered};
-use super::search_shape::proxy;
+use super::order::cheapest;
+use super::orders::{Decision, OrderChoice, OrderMemo};
 use super::{absorb, legs};
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::tensor::{Labeled, Leg, Meter, Operand, Shape};
-use std::collections::HashMap;
-use std::sync::{Mutex, OnceLock};
 
 /// `C_j[Col, Right..] = Σ C_{j-1}[Col, Left..] · cores_j · Ω_j[Up, Down, Col]`, in the cheapest
-/// of three orders for these shapes (`Order`).
+/// of three orders for these shapes (`Order`), chosen or followed as `choice` says.
 /// `c_prev` has legs [`legs::env_in`], `omega` [`legs::omega`]; the result has [`legs::env_out`].
-pub fn env<O: Operand>(c_prev: &O, cores: &[O], omega: &O, meter: &mut Meter) -> Result<O> {
-    let c = order(c_prev, cores, omega).contract(c_prev, cores, omega, meter)?;
+pub fn env<O: Operand>(
+    c_prev: &O,
+    cores: &[O],
+    omega: &O,
+    choice: &mut OrderChoice,
+    meter: &mut Meter,
+) -> Result<O> {
+    let c = order(c_prev, cores, omega, choice)?.contract(c_prev, cores, omega, choice, meter)?;
     c.arrange(&legs::env_out(cores.len()), meter)
 }
 
@@ -42,17 +46,32 @@ impl Order {
     /// replaces it where it does fewer flops in no more memory.
     const ALL: [Order; 3] = [Order::WeightedTop, Order::SketchLast, Order::WeightedBottom];
 
+    /// Its place in [`Order::ALL`] (how a task keeps it).
+    fn index(self) -> usize {
+        Order::ALL
+            .iter()
+            .position(|&order| order == self)
+            .expect("every order is in ALL")
+    }
+
     /// The environment contracted in this order.
-    fn contract<O: Operand>(self, c_prev: &O, cores: &[O], omega: &O, m: &mut Meter) -> Result<O> {
+    fn contract<O: Operand>(
+        self,
+        c_prev: &O,
+        cores: &[O],
+        omega: &O,
+        choice: &mut OrderChoice,
+        m: &mut Meter,
+    ) -> Result<O> {
         match self {
             Order::WeightedTop => {
                 let (top, lower) = cores.split_first().expect("at least one layer");
-                weighted(c_prev, top, lower, omega, m)
+                weighted(c_prev, top, lower, omega, choice, m)
             }
-            Order::SketchLast => absorb(c_prev, cores, m)?.contract(omega, &[Leg::Col], m),
+            Order::SketchLast => absorb(c_prev, cores, choice, m)?.contract(omega, &[Leg::Col], m),
             Order::WeightedBottom => {
                 let (bottom, upper) = cores.split_last().expect("at least one layer");
-                weighted(c_prev, bottom, upper, omega, m)
+                weighted(c_prev, bottom, upper, omega, choice, m)
             }
         }
     }
@@ -60,51 +79,81 @@ impl Order {
 
 /// Ω folded into `core` (over the physical leg they share), `others` absorbed into the
 /// environment, then the two contracted over the sketch columns.
-fn weighted<O: Operand>(c_prev: &O, core: &O, others: &[O], omega: &O, m: &mut Meter) -> Result<O> {
+fn weighted<O: Operand>(
+    c_prev: &O,
+    core: &O,
+    others: &[O],
+    omega: &O,
+    choice: &mut OrderChoice,
+    m: &mut Meter,
+) -> Result<O> {
     let weighted_core = omega.contract(core, &[], m)?;
     let x = if others.is_empty() {
         c_prev.clone()
     } else {
-        absorb(c_prev, others, m)?
+        absorb(c_prev, others, choice, m)?
     };
     x.contract(&weighted_core, &[Leg::Col], m)
 }
 
 /// The cheapest order for these shapes by the rule of [`Order::ALL`] (found by dry runs on
-/// the shapes, once per set of shapes).
-fn order<O: Operand>(c_prev: &O, cores: &[O], omega: &O) -> Order {
-    let shapes: Vec<Labeled<Shape>> = std::iter::once(c_prev)
+/// the shapes when the graph is built; followed when the task runs).
+fn order<O: Operand>(
+    c_prev: &O,
+    cores: &[O],
+    omega: &O,
+    choice: &mut OrderChoice,
+) -> Result<Order> {
+    let operands: Vec<&O> = std::iter::once(c_prev)
         .chain(cores)
         .chain([omega])
-        .map(proxy)
         .collect();
-    static REMEMBERED: OnceLock<Mutex<HashMap<super::order::Key, Order>>> = OnceLock::new();
-    remembered(&REMEMBERED, key(&shapes), || {
-        let (c_prev, rest) = shapes.split_first().expect("an environment");
-        let (omega, cores) = rest.split_last().expect("a sketch");
-        let costs: Vec<Meter> = Order::ALL
-            .iter()
-            .map(|order| {
-                let mut meter = Meter::default();
-                order
-                    .contract(c_prev, cores, omega, &mut meter)
-                    .expect("shapes always contract");
-                meter
-            })
-            .collect();
-        let picked = cheapest(&costs[..2]);
-        let bottom = &costs[2];
-        if bottom.flops < costs[picked].flops && bottom.peak_bytes <= costs[picked].peak_bytes {
-            Order::WeightedBottom
-        } else {
-            Order::ALL[picked]
-        }
-    })
+    let picked = choice.next(Decision::Env, &operands, |shapes, memo| {
+        vec![search(shapes, memo).index()]
+    })?;
+    match picked[..] {
+        [index] if index < Order::ALL.len() => Ok(Order::ALL[index]),
+        _ => Err(Error::Invalid(format!(
+            "the environment kernel has {} orders, not {picked:?}",
+            Order::ALL.len()
+        ))),
+    }
+}
+
+/// The order [`Order::ALL`]'s rule picks for `shapes` (the environment, the cores, Ω), from a
+/// dry run of each.
+fn search(shapes: &[Labeled<Shape>], memo: &mut OrderMemo) -> Order {
+    let (c_prev, rest) = shapes.split_first().expect("an environment");
+    let (omega, cores) = rest.split_last().expect("a sketch");
+    let costs: Vec<Meter> = Order::ALL
+        .iter()
+        .map(|order| {
+            let mut meter = Meter::default();
+            let mut dry_run = OrderChoice::choose(memo);
+            order
+                .contract(c_prev, cores, omega, &mut dry_run, &mut meter)
+                .expect("shapes always contract");
+            meter
+        })
+        .collect();
+    let picked = cheapest(&costs[..2]);
+    let bottom = &costs[2];
+    if bottom.flops < costs[picked].flops && bottom.peak_bytes <= costs[picked].peak_bytes {
+        Order::WeightedBottom
+    } else {
+        Order::ALL[picked]
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The order chosen for these shapes in a build of its own.
+    fn chosen(c_prev: &Labeled<Shape>, cores: &[Labeled<Shape>], omega: &Labeled<Shape>) -> Order {
+        let mut memo = OrderMemo::default();
+        order(c_prev, cores, omega, &mut OrderChoice::choose(&mut memo)).unwrap()
+    }
 
     /// The operands of an inner site's env over a top MPO of bond `top` and a bottom layer of
     /// bond `bottom` with `down` outputs per site (1: an MPS), 2 physical legs, 256 columns.
@@ -128,14 +177,14 @@ mod tests {
     #[test]
     fn a_wide_top_layer_weights_the_bottom_core_and_mpo_mps_the_top_core() {
         let (c_prev, cores) = site(256, 4, 2);
-        let top_wide = order(&c_prev, &cores, &omega(2));
+        let top_wide = chosen(&c_prev, &cores, &omega(2));
         assert_eq!(top_wide, Order::WeightedBottom, "MPO·MPO, bond 256 on top");
         let (c_prev, cores) = site(4, 256, 2);
-        let bottom_wide = order(&c_prev, &cores, &omega(2));
+        let bottom_wide = chosen(&c_prev, &cores, &omega(2));
         assert_eq!(bottom_wide, Order::WeightedTop, "MPO·MPO, bond 256 below");
         let (c_prev, cores) = site(16, 128, 1);
         assert_eq!(
-            order(&c_prev, &cores, &omega(1)),
+            chosen(&c_prev, &cores, &omega(1)),
             Order::WeightedTop,
             "MPO·MPS"
         );
@@ -146,8 +195,8 @@ mod tests {
         // The shapes of tests/backend_conformance.rs's wide operator, which holds each order to
         // the plain contraction on every backend.
         let (c_prev, cores) = site(12, 2, 2);
-        assert_eq!(order(&c_prev, &cores, &omega(2)), Order::WeightedBottom);
+        assert_eq!(chosen(&c_prev, &cores, &omega(2)), Order::WeightedBottom);
         let (c_prev, cores) = site(12, 2, 1);
-        assert_eq!(order(&c_prev, &cores, &omega(1)), Order::SketchLast);
+        assert_eq!(chosen(&c_prev, &cores, &omega(1)), Order::SketchLast);
     }
 }

@@ -3,6 +3,7 @@
 
 use super::legs;
 use super::order::fold_into;
+use super::orders::OrderChoice;
 use crate::error::Result;
 use crate::tensor::{Meter, Operand};
 
@@ -10,8 +11,19 @@ use crate::tensor::{Meter, Operand};
 ///
 /// The sketch is then `C_{j-1} · W_j` and the projection `conj(η_j) · W_j`, one GEMM each:
 /// where W is no larger than a few copies of S this does the work of the layers once per site
-/// instead of once in each kernel.
-pub fn fold_right<O: Operand>(cores: &[O], s_next: &O, meter: &mut Meter) -> Result<O> {
+/// instead of once in each kernel. The layers go in the order `choice` chooses or follows.
+pub fn fold_right<O: Operand>(
+    cores: &[O],
+    s_next: &O,
+    choice: &mut OrderChoice,
+    meter: &mut Meter,
+) -> Result<O> {
     let top_first: Vec<&O> = cores.iter().collect();
-    fold_into(s_next, &top_first, &legs::folded(cores.len()), meter)
+    fold_into(
+        s_next,
+        &top_first,
+        &legs::folded(cores.len()),
+        choice,
+        meter,
+    )
 }

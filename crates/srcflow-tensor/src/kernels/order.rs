@@ -5,11 +5,9 @@
 //! The same dry runs and rule ([`cheapest`]) choose the environment kernel's order.
 
 use super::contract_into::contract_into;
-use super::search_shape::proxy;
-use crate::error::Result;
+use super::orders::{Decision, OrderChoice};
+use crate::error::{Error, Result};
 use crate::tensor::{Labeled, Leg, Meter, Operand, Shape};
-use std::collections::HashMap;
-use std::sync::{Mutex, OnceLock};
 
 /// Folds `others` into `start` one contraction at a time (summing the legs they share), in the
 /// order of fewest flops among those whose peak stays within twice the lowest peak — when it
@@ -17,9 +15,14 @@ use std::sync::{Mutex, OnceLock};
 /// more than twice the lowest; otherwise in the given order, whose
 /// layouts the kernels are tuned for (a reorder saving a few percent of flops cost more in
 /// permutations on MPO·MPS). Every order of up to [`SEARCHED`] operands is tried; more keep
-/// their given order.
-pub fn fold<O: Operand>(start: &O, others: &[&O], meter: &mut Meter) -> Result<O> {
-    let order = cheapest_order(start, others);
+/// their given order. The order is chosen or followed as `choice` says.
+pub fn fold<O: Operand>(
+    start: &O,
+    others: &[&O],
+    choice: &mut OrderChoice,
+    meter: &mut Meter,
+) -> Result<O> {
+    let order = cheapest_order(start, others, choice)?;
     order
         .iter()
         .try_fold(start.clone(), |x, &i| x.contract(others[i], &[], meter))
@@ -31,9 +34,10 @@ pub(crate) fn fold_into<O: Operand>(
     start: &O,
     others: &[&O],
     order: &[Leg],
+    choice: &mut OrderChoice,
     meter: &mut Meter,
 ) -> Result<O> {
-    let sequence = cheapest_order(start, others);
+    let sequence = cheapest_order(start, others, choice)?;
     let (&last, first) = sequence.split_last().expect("something to fold in");
     let x = first
         .iter()
@@ -44,48 +48,32 @@ pub(crate) fn fold_into<O: Operand>(
 /// Most operands whose orders are all tried (6! = 720 dry runs of a few contractions each).
 const SEARCHED: usize = 6;
 
-/// Shapes of the operands of one fold: the key of a remembered order.
-pub(super) type Key = Vec<(Vec<Leg>, Vec<usize>)>;
-
-/// The best order for these shapes, computed once and remembered (the same shapes recur at
-/// every site and batch of a sweep).
-fn cheapest_order<O: Operand>(start: &O, others: &[&O]) -> Vec<usize> {
+/// The best order for these shapes (chosen on them, or followed as the task's build chose it).
+fn cheapest_order<O: Operand>(
+    start: &O,
+    others: &[&O],
+    choice: &mut OrderChoice,
+) -> Result<Vec<usize>> {
     if others.len() > SEARCHED {
-        return (0..others.len()).collect();
+        return Ok((0..others.len()).collect());
     }
-    let start = proxy(start);
-    let others: Vec<Labeled<Shape>> = others.iter().map(|o| proxy(*o)).collect();
-    static REMEMBERED: OnceLock<Mutex<HashMap<Key, Vec<usize>>>> = OnceLock::new();
-    let key = key(&[std::slice::from_ref(&start), &others].concat());
-    remembered(&REMEMBERED, key, || search(&start, &others))
-}
-
-/// The key of the shapes `operands` in a table of remembered choices.
-pub(super) fn key(operands: &[Labeled<Shape>]) -> Key {
-    operands
-        .iter()
-        .map(|o| (o.legs.clone(), o.value.clone()))
-        .collect()
-}
-
-/// The choice `table` holds for `key`, or the one `choose` makes, then remembered.
-pub(super) fn remembered<T: Clone>(
-    table: &OnceLock<Mutex<HashMap<Key, T>>>,
-    key: Key,
-    choose: impl FnOnce() -> T,
-) -> T {
-    let table = table.get_or_init(Default::default);
-    let known = table
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .get(&key)
-        .cloned();
-    known.unwrap_or_else(|| {
-        let choice = choose();
-        let mut table = table.lock().unwrap_or_else(|e| e.into_inner());
-        table.insert(key, choice.clone());
-        choice
-    })
+    let operands: Vec<&O> = std::iter::once(start)
+        .chain(others.iter().copied())
+        .collect();
+    let order = choice.next(Decision::Fold, &operands, |shapes, _| {
+        let (start, others) = shapes.split_first().expect("a start");
+        search(start, others)
+    })?;
+    let mut sorted = order.clone();
+    sorted.sort_unstable();
+    if sorted.into_iter().ne(0..others.len()) {
+        return Err(Error::Invalid(format!(
+            "contraction order {order:?} is not an order of {} operands: the task was built \
+             for other inputs",
+            others.len()
+        )));
+    }
+    Ok(order)
 }
 
 /// Tries every order; keeps the one [`cheapest`] picks.

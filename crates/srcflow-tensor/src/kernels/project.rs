@@ -2,6 +2,7 @@
 
 use super::legs;
 use super::order::fold_into;
+use super::orders::OrderChoice;
 use crate::error::Result;
 use crate::tensor::{Meter, Operand};
 
@@ -11,12 +12,18 @@ use crate::tensor::{Meter, Operand};
 /// that every intermediate scales with the basis rows a batch holds, as `η̄ · S`, which reads
 /// both in the order they are stored (S's `OutRight` leads). The layers then go in the
 /// cheapest order (`order::fold_into`; among equals, top first), the last contraction straight
-/// into the output's order. (The CUDA backend conjugates a copy of the basis block first, as
+/// into the output's order (chosen or followed as `choice` says). (The CUDA backend conjugates a copy of the basis block first, as
 /// cuBLAS conjugates only an operand it transposes: a copy the size of η, small beside S.)
-pub fn project<O: Operand>(eta_conj: &O, cores: &[O], s_next: &O, meter: &mut Meter) -> Result<O> {
+pub fn project<O: Operand>(
+    eta_conj: &O,
+    cores: &[O],
+    s_next: &O,
+    choice: &mut OrderChoice,
+    meter: &mut Meter,
+) -> Result<O> {
     let z = eta_conj.contract(s_next, &[], meter)?;
     let top_first: Vec<&O> = cores.iter().collect();
-    fold_into(&z, &top_first, &legs::proj_out(cores.len()), meter)
+    fold_into(&z, &top_first, &legs::proj_out(cores.len()), choice, meter)
 }
 
 /// `S_j[OutLeft, Left..] = Σ conj(η_j)[OutLeft, Up, Down, OutRight] · W_j[Left.., Up, Down,
