@@ -397,6 +397,75 @@ fn permute_conj_cast_and_scale_move_and_change_the_right_elements() {
 }
 
 #[test]
+fn operands_that_do_not_fit_are_refused_by_name_on_every_backend() {
+    on_every_backend(|backend, dtype| {
+        let (batch, m, n, k) = (3, 2, 5, 4);
+        let gemm = Gemm::new(batch, m, n, k);
+        let a = Dense::random(&[batch, m, k], 1, dtype).on(backend, dtype);
+        let b = Dense::random(&[batch, k, n], 2, dtype).on(backend, dtype);
+        let short = Dense::random(&[batch - 1, m, k], 1, dtype).on(backend, dtype);
+        let other = if dtype == DType::Float64 {
+            DType::Float32
+        } else {
+            DType::Float64
+        };
+        let b_other = Dense::random(&[batch, k, n], 2, other).on(backend, other);
+        let refused = |result: srcflow::Result<_>, what: &str, names: &str| {
+            let error = result
+                .err()
+                .unwrap_or_else(|| panic!("{what} was taken"))
+                .to_string();
+            assert!(error.contains(names), "{what}: {error}");
+        };
+        let product = vec![batch, m, n];
+        let gemm_of = |a, b, dims| backend.batched_gemm(a, b, gemm, dims);
+        refused(
+            gemm_of(&short, &b, product.clone()),
+            "a left operand of 2 of 3 blocks",
+            "batched GEMM",
+        );
+        refused(
+            gemm_of(&b, &a, product.clone()),
+            "operands swapped",
+            "batched GEMM",
+        );
+        refused(
+            gemm_of(&a, &b, vec![batch, m, n + 1]),
+            "a product of the wrong size",
+            "batched GEMM",
+        );
+        refused(
+            gemm_of(&a, &b_other, product.clone()),
+            "operands of two types",
+            "batched GEMM",
+        );
+        let permuted = backend.batched_gemm_permuted(&a, &[0, 0, 1], &b, gemm, product.clone());
+        refused(
+            permuted,
+            "an axis order naming an axis twice",
+            "not an order of the axes",
+        );
+        let permuted = backend.batched_gemm_permuted(&short, &[0, 1, 2], &b, gemm, product);
+        refused(
+            permuted,
+            "a permuted left operand of 2 of 3 blocks",
+            "batched GEMM",
+        );
+
+        refused(
+            backend.scale(&a, 2, &[1.0; 3]),
+            "3 factors for 4 entries",
+            "cannot scale axis 2",
+        );
+        refused(
+            backend.scale(&a, 3, &[1.0; 4]),
+            "an axis past the last",
+            "cannot scale axis 3",
+        );
+    });
+}
+
+#[test]
 fn slices_and_joins_along_every_axis_undo_each_other() {
     on_every_backend(|backend, dtype| {
         let x = Dense::random(&[4, 3, 5], 4, dtype);

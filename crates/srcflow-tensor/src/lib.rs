@@ -17,6 +17,7 @@ pub mod even_share;
 pub mod fault_spec;
 pub mod files;
 pub mod kernels;
+pub mod pool;
 pub mod size;
 pub mod tensor;
 pub mod tier;

@@ -9,6 +9,7 @@
 
 use super::fork_guard::guard_forks;
 use super::leases::cap_in_force;
+use super::page_size::page_size;
 use super::resident::resident_bytes;
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
@@ -19,9 +20,6 @@ use std::sync::Mutex;
 
 /// The smallest size the cache serves (smaller requests go to the system allocator).
 const MIN_BLOCK: usize = 1 << 20;
-
-/// Page size: every range starts and ends on a page boundary.
-const PAGE: usize = 4096;
 
 /// Address space mapped at once (a larger request maps a chunk of its own size).
 const CHUNK: usize = 64 << 20;
@@ -96,12 +94,12 @@ pub fn take_mapped_here() -> usize {
 
 /// True when the cache serves this request.
 fn cached_kind(layout: Layout) -> bool {
-    layout.size() >= MIN_BLOCK && layout.align() <= PAGE
+    layout.size() >= MIN_BLOCK && layout.align() <= page_size()
 }
 
-/// `size` rounded up to whole pages.
+/// `size` rounded up to whole pages (every range starts and ends on a page boundary).
 fn pages(size: usize) -> usize {
-    size.div_ceil(PAGE) * PAGE
+    size.next_multiple_of(page_size())
 }
 
 impl Arena {
@@ -247,16 +245,17 @@ impl Arena {
 /// such a block is given back whole.
 fn all_resident(start: usize, len: usize) -> bool {
     const PAGES_PER_CALL: usize = 4096;
+    let page = page_size();
     let mut status = [0u8; PAGES_PER_CALL];
     (start..start + len)
-        .step_by(PAGES_PER_CALL * PAGE)
+        .step_by(PAGES_PER_CALL * page)
         .all(|from| {
-            let bytes = (start + len - from).min(PAGES_PER_CALL * PAGE);
+            let bytes = (start + len - from).min(PAGES_PER_CALL * page);
             // SAFETY: the range lies in a mapping of this cache; `status` holds one byte per
             // page of it.
             let read =
                 unsafe { libc::mincore(from as *mut libc::c_void, bytes, status.as_mut_ptr()) };
-            read == 0 && status[..bytes / PAGE].iter().all(|&s| s & 1 == 1)
+            read == 0 && status[..bytes.div_ceil(page)].iter().all(|&s| s & 1 == 1)
         })
 }
 

@@ -17,6 +17,7 @@ mod block_cache;
 mod cap_lease;
 mod fork_guard;
 mod leases;
+mod page_size;
 mod resident;
 
 pub use block_cache::{stats, take_mapped_here, BlockCache, CacheStats};

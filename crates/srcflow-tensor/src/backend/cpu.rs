@@ -1,12 +1,14 @@
 //! `CpuBackend`: the primitives on host memory, GEMM, QR and SVD by faer, parallel with a rayon
 //! pool of its own (each device of a run keeps its own pool; nothing is set globally).
 
+use super::checks;
 use super::gathered_gemm::{gathered_gemm, gathers};
 use super::primitive_time::{timed, timed_shape, Primitive};
 use super::PrimitiveShape;
 use super::{matrix_dims, placeable, Backend, DeviceTensor, Gemm, Stream};
 use crate::device::{MemoryPool, PoolConfig, SimulatedPool};
 use crate::error::{Error, Result};
+use crate::pool::{faer_par, in_pool};
 use crate::tensor::matrix;
 use crate::tensor::{permute_elements, AnyTensor, Array, DType, Scalar, Typed};
 use faer::{Accum, Conj, MatMut, MatRef, Par};
@@ -151,13 +153,13 @@ fn batched_gemm<T: Scalar>(gemm: Gemm, a: &[T], b: &[T], out: &mut [MaybeUninit<
             .zip(a_blocks)
             .zip(b_blocks)
             .for_each(|((o, a), b)| one_gemm(a, b, o, Par::Seq));
-    } else if batch > 1 && m * n * k < SMALL_GEMM {
+    } else if batch > 1 && m * n * k < SMALL_GEMM && in_pool() {
         out.par_chunks_mut(m * n)
             .zip(a_blocks.collect::<Vec<_>>())
             .zip(b_blocks.collect::<Vec<_>>())
             .for_each(|((o, a), b)| one_gemm(a, b, o, Par::Seq));
     } else {
-        let par = Par::rayon(0);
+        let par = faer_par();
         out.chunks_mut(m * n)
             .zip(a_blocks)
             .zip(b_blocks)
@@ -342,6 +344,7 @@ impl Backend for CpuBackend {
         gemm: Gemm,
         dims: Vec<usize>,
     ) -> Result<DeviceTensor> {
+        checks::gemm_operands(a, b, &gemm, &dims)?;
         self.timed_gemm(&gemm, a.dtype(), || {
             for_dtype!(a.dtype(), T => {
                 let (a, b) = (elements::<T>(a)?, elements::<T>(b)?);
@@ -361,9 +364,11 @@ impl Backend for CpuBackend {
         gemm: Gemm,
         dims: Vec<usize>,
     ) -> Result<DeviceTensor> {
+        checks::axis_order(a, perm)?;
         if !gathers(&gemm) || gemm.batch * gemm.m * gemm.n == 0 || gemm.k == 0 {
             return self.batched_gemm(&self.permute(a, perm)?, b, gemm, dims);
         }
+        checks::gemm_operands(a, b, &gemm, &dims)?;
         self.timed_gemm(&gemm, a.dtype(), || {
             for_dtype!(a.dtype(), T => {
                 let (elements_a, b) = (elements::<T>(a)?, elements::<T>(b)?);
@@ -406,6 +411,7 @@ impl Backend for CpuBackend {
     }
 
     fn scale(&self, tensor: &DeviceTensor, axis: usize, factors: &[f64]) -> Result<DeviceTensor> {
+        checks::scale_factors(tensor, axis, factors)?;
         timed(Primitive::Copy, || {
             let (_, size, inner) = around(tensor.dims(), axis);
             for_dtype!(tensor.dtype(), T => {

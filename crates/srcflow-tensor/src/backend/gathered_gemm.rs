@@ -7,6 +7,7 @@
 
 use super::cpu::one_product;
 use super::Gemm;
+use crate::pool::in_pool;
 use crate::tensor::{advance, offsets_of, row_major_strides, unravel, Scalar};
 use faer::Par;
 use rayon::prelude::*;
@@ -101,7 +102,7 @@ pub(super) fn gathered_gemm<T: Scalar>(
         gather.rows_into(a, batch * m + tile * TILE_ROWS, rows, buffer);
         one_product(Gemm { m: rows, ..gemm }, buffer, b, out, Par::Seq);
     };
-    if gemm.batch >= PARALLEL_BATCHES {
+    if gemm.batch >= PARALLEL_BATCHES && in_pool() {
         let batches = out
             .par_chunks_mut(m * n)
             .zip(b.par_chunks(k * n))
@@ -113,10 +114,17 @@ pub(super) fn gathered_gemm<T: Scalar>(
         });
     } else {
         for (batch, (out, b)) in out.chunks_mut(m * n).zip(b.chunks(k * n)).enumerate() {
-            let tiles = out.par_chunks_mut(TILE_ROWS * n).enumerate();
-            tiles.for_each_init(Vec::new, |buffer, (tile, out)| {
-                tile_product(buffer, batch, tile, b, out)
-            });
+            if in_pool() {
+                let tiles = out.par_chunks_mut(TILE_ROWS * n).enumerate();
+                tiles.for_each_init(Vec::new, |buffer, (tile, out)| {
+                    tile_product(buffer, batch, tile, b, out)
+                });
+            } else {
+                let mut buffer = Vec::new();
+                for (tile, out) in out.chunks_mut(TILE_ROWS * n).enumerate() {
+                    tile_product(&mut buffer, batch, tile, b, out);
+                }
+            }
         }
     }
 }

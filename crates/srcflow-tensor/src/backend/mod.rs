@@ -7,6 +7,7 @@
 
 #[macro_use]
 mod for_dtype;
+mod checks;
 mod cpu;
 mod cuda;
 mod device_tensor;
@@ -151,6 +152,7 @@ pub trait Backend: Send + Sync {
         gemm: Gemm,
         dims: Vec<usize>,
     ) -> Result<DeviceTensor> {
+        checks::axis_order(a, perm)?;
         self.batched_gemm(&self.permute(a, perm)?, b, gemm, dims)
     }
     /// Thin Householder QR of the `m × n` matrix `a`: `Q` (`m × r`, orthonormal columns) and

@@ -30,7 +30,7 @@ pub fn product<T: Scalar>(a: MatRef<'_, T>, b: MatRef<'_, T>) -> Vec<T> {
         a,
         b,
         T::one(),
-        faer::Par::rayon(0),
+        crate::pool::faer_par(),
     );
     row_major(c.as_ref())
 }
@@ -89,7 +89,7 @@ pub fn thin_qr<T: Scalar>(a: MatRef<'_, T>) -> ThinQr<T> {
     let par = if m * n * n < PARALLEL_QR {
         Par::Seq
     } else {
-        Par::rayon(0)
+        crate::pool::faer_par()
     };
     let block = factor::recommended_block_size::<T>(m, n);
     let (mut factors, exponent) = scaled_copy(a);
@@ -208,13 +208,13 @@ pub fn thin_svd<T: Scalar>(data: &[T], rows: usize, cols: usize) -> Result<RowMa
     Ok((row_major(u.as_ref()), s, row_major(vh.as_ref()), k))
 }
 
-/// Thin SVD of `a` with the threads of the current rayon pool: `U`, the singular values
+/// Thin SVD of `a` with the threads of the calling thread's rayon pool (none outside one): `U`, the singular values
 /// (largest first) and `V` (not `Vᴴ`).
 pub fn svd<T: Scalar>(a: MatRef<'_, T>) -> Result<(Mat<T>, Vec<f64>, Mat<T>)> {
     use faer::linalg::svd::{self, ComputeSvdVectors};
     let (m, n) = a.shape();
     let k = m.min(n);
-    let par = Par::rayon(0);
+    let par = crate::pool::faer_par();
     let (mut u, mut v, mut s) = (Mat::zeros(m, k), Mat::zeros(n, k), Diag::zeros(k));
     let thin = ComputeSvdVectors::Thin;
     let scratch = svd::svd_scratch::<T>(m, n, thin, thin, par, Default::default());

@@ -1,7 +1,8 @@
-//! Axis permutation of a dense tensor (a strided copy, parallel over rows).
+//! Axis permutation of a dense tensor (a strided copy, parallel over rows in the calling
+//! thread's pool: [`crate::pool`]).
 
 use super::{Array, Scalar};
-use rayon::prelude::*;
+use crate::pool::{for_each_chunk, for_each_index};
 
 /// Rows of the output copied by one rayon task.
 const ROWS_PER_TASK: usize = 1024;
@@ -122,22 +123,20 @@ fn permuted_data<T: Scalar>(src: &[T], shape: &[usize], perm: &[usize]) -> Vec<T
     let (n_lo, s_lo) = (row_shape[row_axes - 1], row_strides[row_axes - 1]);
     let row = n_hi * n_lo;
     let mut out: Vec<T> = Vec::with_capacity(src.len());
-    out.spare_capacity_mut()[..src.len()]
-        .par_chunks_mut(row * ROWS_PER_TASK)
-        .enumerate()
-        .for_each(|(task, chunk)| {
-            let mut index = unravel(task * ROWS_PER_TASK, outer_shape);
-            let mut offset: usize = index.iter().zip(outer_strides).map(|(i, s)| i * s).sum();
-            for block in chunk.chunks_mut(row) {
-                for (hi, line) in block.chunks_mut(n_lo).enumerate() {
-                    let base = offset + hi * s_hi;
-                    for (lo, value) in line.iter_mut().enumerate() {
-                        value.write(src[base + lo * s_lo]);
-                    }
+    let slots = &mut out.spare_capacity_mut()[..src.len()];
+    for_each_chunk(slots, row * ROWS_PER_TASK, |task, chunk| {
+        let mut index = unravel(task * ROWS_PER_TASK, outer_shape);
+        let mut offset: usize = index.iter().zip(outer_strides).map(|(i, s)| i * s).sum();
+        for block in chunk.chunks_mut(row) {
+            for (hi, line) in block.chunks_mut(n_lo).enumerate() {
+                let base = offset + hi * s_hi;
+                for (lo, value) in line.iter_mut().enumerate() {
+                    value.write(src[base + lo * s_lo]);
                 }
-                offset = advance(&mut index, outer_shape, outer_strides, offset);
             }
-        });
+            offset = advance(&mut index, outer_shape, outer_strides, offset);
+        }
+    });
     // SAFETY: the chunks above cover all `src.len()` slots and every slot was written.
     unsafe { out.set_len(src.len()) };
     out
@@ -191,7 +190,7 @@ fn tiled_data<T: Scalar>(src: &[T], shape: &[usize], perm: &[usize], block: usiz
     let tasks = other_shape.iter().product::<usize>() * tile_rows;
     let mut out: Vec<T> = Vec::with_capacity(src.len());
     let dst = OutPtr(out.as_mut_ptr());
-    (0..tasks).into_par_iter().for_each(|task| {
+    for_each_index(tasks, |task| {
         let index = unravel(task / tile_rows, &other_shape);
         let from = offset(&index, &|a| in_strides[perm[a]]);
         let to = offset(&index, &|a| out_strides[a]);

@@ -5,7 +5,7 @@ use super::loaded_kernels::covering;
 use super::memory::{buffer, buffer_mut, synchronize, tensor_over, DeviceBuffer};
 use super::strided::Strided;
 use super::{cuda_error, kernels, CudaBackend};
-use crate::backend::{placeable, DeviceTensor};
+use crate::backend::{checks, placeable, DeviceTensor};
 use crate::error::{Error, Result};
 use crate::tensor::{Array, DType, Typed};
 use cudarc::driver::PushKernelArg;
@@ -135,13 +135,8 @@ impl CudaBackend {
         axis: usize,
         factors: &[f64],
     ) -> Result<DeviceTensor> {
+        checks::scale_factors(tensor, axis, factors)?;
         let dims = tensor.dims();
-        if axis >= dims.len() || factors.len() != dims[axis] {
-            return Err(Error::Invalid(format!(
-                "cannot scale axis {axis} of {tensor:?} by {} factors",
-                factors.len()
-            )));
-        }
         let inner: usize = dims[axis + 1..].iter().product();
         let host = <f64 as Typed>::wrap(Array::new(vec![factors.len()], factors.to_vec())?);
         let on_device = super::memory::upload(self.stream(), &host)?;

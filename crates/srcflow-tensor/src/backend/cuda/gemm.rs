@@ -3,8 +3,8 @@
 use super::library::CudaScalar;
 use super::memory::{buffer, synchronize, tensor_over, DeviceBuffer};
 use super::{cuda_error, CudaBackend};
-use crate::backend::{Backend, DeviceTensor, Gemm};
-use crate::error::{Error, Result};
+use crate::backend::{checks, Backend, DeviceTensor, Gemm};
+use crate::error::Result;
 use cudarc::cublas::sys::{cublasOperation_t, cublasStatus_t};
 
 /// How cuBLAS reads an operand: as stored (`N`), transposed (`T`) or conjugate-transposed (`C`).
@@ -29,16 +29,8 @@ impl CudaBackend {
         gemm: Gemm,
         dims: Vec<usize>,
     ) -> Result<DeviceTensor> {
+        checks::gemm_operands(a, b, &gemm, &dims)?;
         let Gemm { batch, m, n, k, .. } = gemm;
-        let sizes_agree = a.len() == batch * m * k
-            && b.len() == batch * k * n
-            && dims.iter().product::<usize>() == batch * m * n
-            && a.dtype() == b.dtype();
-        if !sizes_agree {
-            return Err(Error::Invalid(format!(
-                "a batched GEMM {gemm:?} into {dims:?} cannot take {a:?} and {b:?}"
-            )));
-        }
         if batch * m * n * k == 0 {
             return Backend::zeros(self, dims, a.dtype());
         }
