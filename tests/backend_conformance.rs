@@ -2,7 +2,9 @@
 //! element types, on every backend this machine has, against plain references computed here
 //! with naive loops in complex128: to 1e-12 in double precision, 1e-5 in single.
 //!
-//! A backend that this build or this machine lacks is reported on standard error as not run.
+//! Each check is two tests: `cpu::…`, and `cuda::…` on CUDA device 0, ignored unless asked
+//! for (`-- --include-ignored`, as `tools/gpu_check.sh` runs them on a GPU machine, where a
+//! missing device fails them).
 
 use srcflow::backend::{
     Backend, BackendTensor, CpuBackend, CudaBackend, DeviceTensor, Gemm, Stream,
@@ -16,19 +18,56 @@ use srcflow::Stack;
 use srcflow_tensor::kernels::legs;
 use std::collections::HashMap;
 
-/// The backends to hold to the references: the CPU, and CUDA device 0 where this machine has
-/// one (else it is named as not run).
-fn backends() -> Vec<Box<dyn Backend>> {
-    let mut backends: Vec<Box<dyn Backend>> = vec![Box::new(CpuBackend::new(2).unwrap())];
-    if CudaBackend::device_count() > 0 {
-        backends.push(Box::new(
-            CudaBackend::new(0).unwrap_or_else(|e| panic!("{e}")),
-        ));
-    } else {
-        eprintln!("backend cuda: not run (no CUDA device on this machine)");
-    }
-    backends
+/// The CPU backend the `cpu` tests hold to the references.
+fn cpu() -> Box<dyn Backend> {
+    Box::new(CpuBackend::new(2).unwrap())
 }
+
+/// CUDA device 0, which the `cuda` tests hold to the references (a failure where there is none).
+fn cuda() -> Box<dyn Backend> {
+    assert!(
+        CudaBackend::device_count() > 0,
+        "no CUDA device on this machine: the cuda tests need one"
+    );
+    Box::new(CudaBackend::new(0).unwrap_or_else(|e| panic!("{e}")))
+}
+
+/// Every check below as a test on the CPU and an ignored one on CUDA.
+macro_rules! on_each_backend {
+    ($($check:ident),* $(,)?) => {
+        mod cpu {
+            $(#[test]
+            fn $check() {
+                super::$check(super::cpu().as_ref())
+            })*
+        }
+        mod cuda {
+            $(#[test]
+            #[ignore = "needs a CUDA device: tools/gpu_check.sh runs it with --include-ignored"]
+            fn $check() {
+                super::$check(super::cuda().as_ref())
+            })*
+        }
+    };
+}
+
+on_each_backend!(
+    batched_gemm_matches_the_plain_product_small_and_large_with_every_conjugation,
+    batched_gemm_reads_operands_stored_transposed,
+    batched_gemm_reads_large_left_operands_stored_transposed,
+    permute_conj_cast_and_scale_move_and_change_the_right_elements,
+    operands_that_do_not_fit_are_refused_by_name,
+    slices_and_joins_along_every_axis_undo_each_other,
+    slices_placed_into_zeros_rebuild_the_tensor_along_every_axis,
+    the_memory_pool_keeps_to_its_capacity_and_frees_what_is_dropped,
+    thin_qr_and_svd_factor_tall_and_wide_matrices,
+    upload_and_download_keep_every_element,
+    env_tasks_match_the_plain_contraction_at_the_first_and_an_inner_site,
+    env_of_a_wide_operator_on_an_mpo_and_an_mps_matches_the_plain_contraction,
+    sketch_fold_project_and_first_match_the_plain_contraction,
+    qr_tasks_give_an_orthonormal_basis_of_the_joined_sketch_blocks,
+    round_and_exact_tasks_reproduce_what_they_truncate_when_nothing_is_cut,
+);
 
 const DTYPES: [DType; 4] = [
     DType::Float32,
@@ -243,17 +282,17 @@ fn assert_close(got: &Dense, want: &Dense, dtype: DType, what: &str) {
 }
 
 /// Runs `check` on every backend in every element type.
-fn on_every_backend(check: impl Fn(&dyn Backend, DType)) {
-    for backend in backends() {
-        for dtype in DTYPES {
-            check(backend.as_ref(), dtype);
-        }
+/// `check` on `backend` in every element type.
+fn every_dtype(backend: &dyn Backend, check: impl Fn(&dyn Backend, DType)) {
+    for dtype in DTYPES {
+        check(backend, dtype);
     }
 }
 
-#[test]
-fn batched_gemm_matches_the_plain_product_small_and_large_with_every_conjugation() {
-    on_every_backend(|backend, dtype| {
+fn batched_gemm_matches_the_plain_product_small_and_large_with_every_conjugation(
+    backend: &dyn Backend,
+) {
+    every_dtype(backend, |backend, dtype| {
         for (batch, m, n, k) in [(3, 2, 5, 4), (1, 1, 1, 1), (2, 70, 66, 72)] {
             let a = Dense::random(&[batch, m, k], 1, dtype);
             let b = Dense::random(&[batch, k, n], 2, dtype);
@@ -282,9 +321,8 @@ fn batched_gemm_matches_the_plain_product_small_and_large_with_every_conjugation
     });
 }
 
-#[test]
-fn batched_gemm_reads_operands_stored_transposed() {
-    on_every_backend(|backend, dtype| {
+fn batched_gemm_reads_operands_stored_transposed(backend: &dyn Backend) {
+    every_dtype(backend, |backend, dtype| {
         for (batch, m, n, k) in [(3, 2, 5, 4), (2, 70, 66, 72)] {
             let a = Dense::random(&[batch, m, k], 4, dtype);
             let b = Dense::random(&[batch, k, n], 5, dtype);
@@ -330,11 +368,10 @@ fn batched_gemm_reads_operands_stored_transposed() {
     });
 }
 
-#[test]
-fn batched_gemm_reads_large_left_operands_stored_transposed() {
+fn batched_gemm_reads_large_left_operands_stored_transposed(backend: &dyn Backend) {
     // Sizes at which the CPU backend copies such an operand into row-major order first.
     let (m, n, k) = (256, 256, 257);
-    on_every_backend(|backend, dtype| {
+    every_dtype(backend, |backend, dtype| {
         let stored_a: Vec<Dense> = (0..2)
             .map(|i| Dense::random(&[k, m], 6 + i, dtype))
             .collect();
@@ -360,10 +397,9 @@ fn batched_gemm_reads_large_left_operands_stored_transposed() {
     });
 }
 
-#[test]
-fn permute_conj_cast_and_scale_move_and_change_the_right_elements() {
+fn permute_conj_cast_and_scale_move_and_change_the_right_elements(backend: &dyn Backend) {
     let legs = [Leg::Up, Leg::Down, Leg::Col, Leg::OutLeft];
-    on_every_backend(|backend, dtype| {
+    every_dtype(backend, |backend, dtype| {
         let x = Dense::random(&[3, 4, 5, 2], 3, dtype);
         let on = x.on(backend, dtype);
         let perm = [2, 0, 3, 1];
@@ -396,9 +432,8 @@ fn permute_conj_cast_and_scale_move_and_change_the_right_elements() {
     });
 }
 
-#[test]
-fn operands_that_do_not_fit_are_refused_by_name_on_every_backend() {
-    on_every_backend(|backend, dtype| {
+fn operands_that_do_not_fit_are_refused_by_name(backend: &dyn Backend) {
+    every_dtype(backend, |backend, dtype| {
         let (batch, m, n, k) = (3, 2, 5, 4);
         let gemm = Gemm::new(batch, m, n, k);
         let a = Dense::random(&[batch, m, k], 1, dtype).on(backend, dtype);
@@ -465,9 +500,8 @@ fn operands_that_do_not_fit_are_refused_by_name_on_every_backend() {
     });
 }
 
-#[test]
-fn slices_and_joins_along_every_axis_undo_each_other() {
-    on_every_backend(|backend, dtype| {
+fn slices_and_joins_along_every_axis_undo_each_other(backend: &dyn Backend) {
+    every_dtype(backend, |backend, dtype| {
         let x = Dense::random(&[4, 3, 5], 4, dtype);
         let on = x.on(backend, dtype);
         for axis in 0..3 {
@@ -494,9 +528,8 @@ fn slices_and_joins_along_every_axis_undo_each_other() {
     });
 }
 
-#[test]
-fn slices_placed_into_zeros_rebuild_the_tensor_along_every_axis() {
-    on_every_backend(|backend, dtype| {
+fn slices_placed_into_zeros_rebuild_the_tensor_along_every_axis(backend: &dyn Backend) {
+    every_dtype(backend, |backend, dtype| {
         let x = Dense::random(&[4, 3, 5], 5, dtype);
         let on = x.on(backend, dtype);
         for axis in 0..3 {
@@ -535,31 +568,27 @@ fn slices_placed_into_zeros_rebuild_the_tensor_along_every_axis() {
     });
 }
 
-#[test]
-fn the_memory_pool_keeps_to_its_capacity_and_frees_what_is_dropped() {
-    for backend in backends() {
-        let config = PoolConfig {
-            capacity: Some(1 << 20),
-            fragment: None,
-        };
-        let pool = backend.memory_pool(config).unwrap();
-        let block = pool.allocate(600 << 10).unwrap();
-        assert!(block.bytes() >= 600 << 10);
-        assert!(
-            !pool.fits(&[600 << 10]),
-            "{} has no room left",
-            backend.name()
-        );
-        assert!(pool.allocate(600 << 10).is_err());
-        drop(block);
-        assert_eq!(pool.usage().allocated, 0);
-        assert!(pool.fits(&[600 << 10]), "a dropped block is free again");
-    }
+fn the_memory_pool_keeps_to_its_capacity_and_frees_what_is_dropped(backend: &dyn Backend) {
+    let config = PoolConfig {
+        capacity: Some(1 << 20),
+        fragment: None,
+    };
+    let pool = backend.memory_pool(config).unwrap();
+    let block = pool.allocate(600 << 10).unwrap();
+    assert!(block.bytes() >= 600 << 10);
+    assert!(
+        !pool.fits(&[600 << 10]),
+        "{} has no room left",
+        backend.name()
+    );
+    assert!(pool.allocate(600 << 10).is_err());
+    drop(block);
+    assert_eq!(pool.usage().allocated, 0);
+    assert!(pool.fits(&[600 << 10]), "a dropped block is free again");
 }
 
-#[test]
-fn thin_qr_and_svd_factor_tall_and_wide_matrices() {
-    on_every_backend(|backend, dtype| {
+fn thin_qr_and_svd_factor_tall_and_wide_matrices(backend: &dyn Backend) {
+    every_dtype(backend, |backend, dtype| {
         for (m, n) in [(9, 4), (4, 9), (6, 6)] {
             let a = Dense::random(&[m, n], 5, dtype);
             let column_major = a.transpose().on(backend, dtype);
@@ -605,9 +634,8 @@ fn thin_qr_and_svd_factor_tall_and_wide_matrices() {
     });
 }
 
-#[test]
-fn upload_and_download_keep_every_element() {
-    on_every_backend(|backend, dtype| {
+fn upload_and_download_keep_every_element(backend: &dyn Backend) {
+    every_dtype(backend, |backend, dtype| {
         let x = Dense::random(&[2, 3, 4], 6, dtype);
         let back = Dense::of(backend, x.on(backend, dtype));
         assert_eq!(
@@ -695,9 +723,8 @@ fn omega(graph: &SweepGraph, site: usize, cols: srcflow::graph::Cols) -> Dense {
     .rounded(graph.dtype)
 }
 
-#[test]
-fn env_tasks_match_the_plain_contraction_at_the_first_and_an_inner_site() {
-    on_every_backend(|backend, dtype| {
+fn env_tasks_match_the_plain_contraction_at_the_first_and_an_inner_site(backend: &dyn Backend) {
+    every_dtype(backend, |backend, dtype| {
         let g = sweep(dtype, true);
         for site in [0, 1] {
             let task = task_where(&g, |t| t.op == Op::Env && t.site == site);
@@ -717,12 +744,13 @@ fn env_tasks_match_the_plain_contraction_at_the_first_and_an_inner_site() {
     });
 }
 
-#[test]
-fn env_of_a_wide_operator_on_an_mpo_and_an_mps_matches_the_plain_contraction() {
+fn env_of_a_wide_operator_on_an_mpo_and_an_mps_matches_the_plain_contraction(
+    backend: &dyn Backend,
+) {
     // A top layer of bond 12 over a bottom of bond 2: on an MPO the kernel weights the bottom
     // core with Ω first, on an MPS it absorbs both layers and contracts Ω last (the orders of
     // srcflow_tensor::kernels::env, unit-tested there); MPO·MPS of the test above weights the top core.
-    on_every_backend(|backend, dtype| {
+    every_dtype(backend, |backend, dtype| {
         let top = random_mpo(6, 2, 2, 12, 0.5, 1);
         let bottoms = [
             ("an MPO", random_mpo(6, 2, 2, 2, 0.5, 2)),
@@ -754,9 +782,8 @@ fn env_of_a_wide_operator_on_an_mpo_and_an_mps_matches_the_plain_contraction() {
     });
 }
 
-#[test]
-fn sketch_fold_project_and_first_match_the_plain_contraction() {
-    on_every_backend(|backend, dtype| {
+fn sketch_fold_project_and_first_match_the_plain_contraction(backend: &dyn Backend) {
+    every_dtype(backend, |backend, dtype| {
         for fold in [false, true] {
             let g = sweep(dtype, fold);
             let ops = [Op::Sketch, Op::Project, Op::First, Op::Fold];
@@ -827,9 +854,8 @@ fn reference(task: &Task, inputs: &[Dense]) -> Dense {
     einsum(&operands, &out)
 }
 
-#[test]
-fn qr_tasks_give_an_orthonormal_basis_of_the_joined_sketch_blocks() {
-    on_every_backend(|backend, dtype| {
+fn qr_tasks_give_an_orthonormal_basis_of_the_joined_sketch_blocks(backend: &dyn Backend) {
+    every_dtype(backend, |backend, dtype| {
         let g = graph(4, GraphOptions::new(4).with_dtype(dtype).with_batch_cols(2));
         let task = task_where(&g, |t| t.op == Op::Qr && t.inputs.len() > 1);
         let inputs = inputs_of(&g, &task, dtype);
@@ -858,9 +884,8 @@ fn qr_tasks_give_an_orthonormal_basis_of_the_joined_sketch_blocks() {
     });
 }
 
-#[test]
-fn round_and_exact_tasks_reproduce_what_they_truncate_when_nothing_is_cut() {
-    on_every_backend(|backend, dtype| {
+fn round_and_exact_tasks_reproduce_what_they_truncate_when_nothing_is_cut(backend: &dyn Backend) {
+    every_dtype(backend, |backend, dtype| {
         // Six sites: the product's ranks reach 6, so the sketch of 8 columns is cut to 6 and
         // still rounded to 4.
         let g = graph(

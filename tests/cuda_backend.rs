@@ -1,14 +1,21 @@
-//! `srcflow run --backend cuda`: on a machine without a CUDA device, a one-line error naming
-//! what is missing and nothing written; with one, the CPU's output to 1e-12 in complex128.
+//! `srcflow run --backend cuda`: where no CUDA device is seen, a one-line error naming what is
+//! missing and nothing written; on a GPU (an ignored test here: `tools/gpu_check.sh` runs it with
+//! `--include-ignored`), the CPU's output to 1e-12 in complex128.
 
 mod common;
 
 use common::{problem_dir, srcflow, stderr};
 use srcflow::backend::CudaBackend;
 use std::path::Path;
+use std::process::Command;
 
 /// `srcflow run` of `problem` into `out` on `backend`.
 fn run_on(backend: &str, problem: &str, out: &Path) -> std::process::Output {
+    command_on(backend, problem, out).output().unwrap()
+}
+
+/// The command of [`run_on`].
+fn command_on(backend: &str, problem: &str, out: &Path) -> Command {
     let out = out.to_str().unwrap();
     let args = [
         "run",
@@ -20,25 +27,36 @@ fn run_on(backend: &str, problem: &str, out: &Path) -> std::process::Output {
         "--backend",
         backend,
     ];
-    srcflow(&args).output().unwrap()
+    srcflow(&args)
 }
 
 #[test]
-fn backend_cuda_runs_on_a_gpu_or_says_in_one_line_what_is_missing() {
+fn backend_cuda_where_no_device_is_seen_says_in_one_line_what_is_missing() {
+    let tmp = tempfile::tempdir().unwrap();
+    let problem = problem_dir(tmp.path());
+    let out = tmp.path().join("out");
+    // No device is visible to the run, on this machine or on a GPU machine alike.
+    let mut command = command_on("cuda", &problem, &out);
+    let output = command.env("CUDA_VISIBLE_DEVICES", "").output().unwrap();
+    let message = stderr(&output);
+    assert_eq!(output.status.code(), Some(1), "{message}");
+    assert_eq!(message.lines().count(), 1, "{message}");
+    assert!(message.contains("CUDA"), "{message}");
+    assert!(!message.contains("panicked"), "{message}");
+    assert!(!out.exists(), "a failed run must write nothing");
+}
+
+#[test]
+#[ignore = "needs a CUDA device: tools/gpu_check.sh runs it with --include-ignored"]
+fn backend_cuda_gives_the_cpu_output_on_a_gpu() {
+    assert!(
+        CudaBackend::device_count() > 0,
+        "no CUDA device on this machine: this test needs one"
+    );
     let tmp = tempfile::tempdir().unwrap();
     let problem = problem_dir(tmp.path());
     let on_gpu = tmp.path().join("on-gpu");
     let output = run_on("cuda", &problem, &on_gpu);
-    if CudaBackend::device_count() == 0 {
-        let message = stderr(&output);
-        assert_eq!(output.status.code(), Some(1), "{message}");
-        assert_eq!(message.lines().count(), 1, "{message}");
-        assert!(message.contains("CUDA"), "{message}");
-        assert!(!message.contains("panicked"), "{message}");
-        assert!(!on_gpu.exists(), "a failed run must write nothing");
-        eprintln!("backend cuda: not run (no CUDA device on this machine)");
-        return;
-    }
     assert!(output.status.success(), "{}", stderr(&output));
     let on_cpu = tmp.path().join("on-cpu");
     assert!(run_on("cpu", &problem, &on_cpu).status.success());

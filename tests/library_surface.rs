@@ -5,6 +5,7 @@ mod common;
 
 use common::{budgets_for_every_tier, options, problem, PLENTY};
 use srcflow::backend::{Backend, CpuBackend};
+use srcflow::engine::Tiering;
 use srcflow::graph::GraphOptions;
 use srcflow::plan::Budgets;
 use srcflow::sched::{FetchView, Prefetch, PrefetchPolicy};
@@ -37,9 +38,11 @@ fn a_users_prefetch_policy_decides_the_fetches_and_the_result_is_unchanged() {
     let budgets = Budgets::new(device, host, PLENTY, scratch.path().to_path_buf());
     let policy = CountingPolicy::default();
     let asked = Arc::clone(&policy.asked);
+    let tiering = Tiering::default()
+        .with_budgets(budgets)
+        .with_prefetch(Arc::new(policy));
     let run = srcflow::EngineBuilder::new(options(None))
-        .budgets(budgets)
-        .prefetch(policy)
+        .tiering(tiering)
         .build()
         .unwrap()
         .run(&stack)
@@ -99,7 +102,7 @@ fn a_cancelled_token_stops_the_run_and_leaves_no_scratch() {
     cancel.cancel();
     let budgets = Budgets::new(device, host, PLENTY, scratch.path().to_path_buf());
     let err = Engine::builder(common::CHI_OUT)
-        .budgets(budgets)
+        .tiering(Tiering::default().with_budgets(budgets))
         .cancel(cancel)
         .build()
         .unwrap()

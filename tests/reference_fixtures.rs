@@ -147,50 +147,53 @@ fn the_dense_reference_agrees_with_numpys_einsum_and_svd() {
     }
 }
 
-/// The backends this machine has: the CPU, and CUDA where it has a device (else named as not
-/// run), so a GPU backend is held to NumPy's products too.
-fn backends() -> Vec<&'static str> {
-    let mut backends = vec!["cpu"];
-    if srcflow::backend::CudaBackend::device_count() > 0 {
-        backends.push("cuda");
-    } else {
-        eprintln!("backend cuda: not run (no CUDA device on this machine)");
-    }
-    backends
+/// Every fixture at full rank on the CPU equals NumPy's product.
+#[test]
+fn runs_at_full_rank_on_the_cpu_give_numpys_exact_product() {
+    full_rank_runs_give_numpys_product("cpu");
 }
 
-/// Every fixture at full rank, on every backend here, equals NumPy's product (all failures are
-/// listed, not only the first).
+/// Every fixture at full rank on CUDA device 0 equals NumPy's product (ignored but where asked
+/// for: `-- --include-ignored` on a GPU machine).
 #[test]
-fn runs_at_full_rank_give_numpys_exact_product() {
+#[ignore = "needs a CUDA device: run with --include-ignored on one"]
+fn runs_at_full_rank_on_cuda_give_numpys_exact_product() {
+    assert!(
+        srcflow::backend::CudaBackend::device_count() > 0,
+        "no CUDA device on this machine: this test needs one"
+    );
+    full_rank_runs_give_numpys_product("cuda");
+}
+
+/// Every fixture at full rank, run on `backend`, equals NumPy's product (all failures are
+/// listed, not only the first).
+fn full_rank_runs_give_numpys_product(backend: &str) {
     let tmp = tempfile::tempdir().unwrap();
     let mut wrong = Vec::new();
-    for backend in backends() {
-        for f in fixtures() {
-            let out = tmp.path().join(format!("{}-{backend}", f.name));
-            let args = [
-                "run",
-                &f.problem(),
-                "--chi-out",
-                "1000",
-                "--backend",
-                backend,
-            ];
-            let mut all = args.to_vec();
-            all.extend(["--out", out.to_str().unwrap()]);
-            let output = srcflow(&all).output().unwrap();
-            if !output.status.success() {
-                wrong.push(format!(
-                    "{} on {backend}: {}",
-                    f.name,
-                    stderr(&output).trim()
-                ));
-                continue;
-            }
-            let error = relative_distance(&dense_output(&out), &f.dense);
-            if error >= f.tolerance() {
-                wrong.push(format!("{} on {backend}: {error:.3e} from NumPy's", f.name));
-            }
+    for f in fixtures() {
+        let out = tmp.path().join(format!("{}-{backend}", f.name));
+        let args = [
+            "run",
+            &f.problem(),
+            "--chi-out",
+            "1000",
+            "--backend",
+            backend,
+        ];
+        let mut all = args.to_vec();
+        all.extend(["--out", out.to_str().unwrap()]);
+        let output = srcflow(&all).output().unwrap();
+        if !output.status.success() {
+            wrong.push(format!(
+                "{} on {backend}: {}",
+                f.name,
+                stderr(&output).trim()
+            ));
+            continue;
+        }
+        let error = relative_distance(&dense_output(&out), &f.dense);
+        if error >= f.tolerance() {
+            wrong.push(format!("{} on {backend}: {error:.3e} from NumPy's", f.name));
         }
     }
     assert!(

@@ -7,15 +7,15 @@ use crate::checkpoint::CheckpointEvery;
 use crate::error::{Error, Result};
 use crate::files;
 use crate::graph::GraphOptions;
-use crate::plan::Budgets;
 use crate::ranks::{RankLayout, Transport};
-use srcflow_sched::sched::{Pacing, PrefetchPolicy, Progress};
+use srcflow_sched::sched::{Pacing, Progress};
 use std::path::PathBuf;
 use std::sync::Arc;
 
 /// Builds an [`Engine`]: the graph's options, the sketches' seed and threads, the backend of
-/// each device, the memory budgets, the prefetch policy (any [`PrefetchPolicy`]), how far I/O
-/// may drift from compute, and whether runs keep the log of every task for a trace.
+/// each device, the out-of-core choices ([`Tiering`]: the memory budgets, the prefetch policy,
+/// any [`PrefetchPolicy`](srcflow_sched::sched::PrefetchPolicy)), how far I/O may drift from
+/// compute, and whether runs keep the log of every task for a trace.
 pub struct EngineBuilder {
     options: Options,
     backends: Option<Vec<Box<dyn Backend>>>,
@@ -94,19 +94,9 @@ impl EngineBuilder {
         self
     }
 
-    /// Memory budgets to plan for (device, host, disk and the scratch directory).
-    pub fn budgets(mut self, budgets: Budgets) -> Self {
-        self.tiering.budgets = Some(budgets);
-        self
-    }
-
-    /// When fetches of spilled environments start.
-    pub fn prefetch(mut self, policy: impl PrefetchPolicy + 'static) -> Self {
-        self.tiering.prefetch = Arc::new(policy);
-        self
-    }
-
-    /// Every out-of-core choice at once (budgets, prefetch, disk rates, injected faults).
+    /// Every out-of-core choice, the one place each is set: the budgets to plan for
+    /// (`Tiering::with_budgets`), when fetches start (`Tiering::with_prefetch`), the disk's
+    /// requests and the devices' memory.
     pub fn tiering(mut self, tiering: Tiering) -> Self {
         self.tiering = tiering;
         self
