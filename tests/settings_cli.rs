@@ -139,3 +139,36 @@ fn a_host_budget_too_small_is_named_when_the_device_budget_follows_it() {
     let (_, err) = run_in(tmp.path(), &problem, &given);
     assert!(err.contains("raise --device-memory"), "{err}");
 }
+
+#[test]
+fn fault_injection_flags_are_left_out_of_help_and_still_taken() {
+    let hidden = [
+        "--inject-oom",
+        "--inject-device-failure",
+        "--fragment",
+        "--shrink-device",
+        "--inject-disk-error",
+        "--inject-kill",
+    ];
+    for command in ["run", "plan", "graph"] {
+        let help = srcflow(&[command, "--help"]).output().unwrap();
+        let text = String::from_utf8_lossy(&help.stdout);
+        assert!(
+            text.contains("--recovery-budget"),
+            "{command} --help: {text}"
+        );
+        for flag in hidden {
+            assert!(!text.contains(flag), "{command} --help lists {flag}");
+        }
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let problem = problem_dir(tmp.path());
+    let args = ["--out", "out", "--inject-device-failure", "0"];
+    let (code, message) = run_in(tmp.path(), &problem, &args);
+    assert_eq!(code, Some(1), "{message}");
+    assert!(message.contains("device 0"), "{message}");
+    assert!(
+        !tmp.path().join("out").exists(),
+        "a failed run writes nothing"
+    );
+}

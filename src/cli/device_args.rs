@@ -6,22 +6,23 @@ use srcflow::device::{CapacitySchedule, DeviceFault, DeviceOptions, OomFault};
 use srcflow::ByteSize;
 use srcflow::{Error, Result};
 
-/// Faults to inject into the (simulated) device and the governor's recovery budget.
+/// Faults to inject into the (simulated) device, by flags `--help` does not list (tests and
+/// benches use them), and the governor's recovery budget.
 #[derive(Args)]
 pub struct DeviceArgs {
     /// Make a fraction of device allocations fail (0 to 1), with an optional seed: 0.05:7.
-    #[arg(long, value_name = "RATE[:SEED]")]
+    #[arg(long, value_name = "RATE[:SEED]", hide = true)]
     inject_oom: Option<OomFault>,
     /// Make device DEVICE fail its N-th compute task (default the first): the run stops with
     /// that error and leaves no scratch or partial output.
-    #[arg(long, value_name = "DEVICE[:N]")]
+    #[arg(long, value_name = "DEVICE[:N]", hide = true)]
     inject_device_failure: Option<DeviceFault>,
     /// Pre-fragment the device into segments of SIZE, each pinned in its middle, so no
     /// allocation larger than half a segment can be served.
-    #[arg(long, value_name = "SIZE")]
+    #[arg(long, value_name = "SIZE", hide = true)]
     fragment: Option<ByteSize>,
     /// Change the device's capacity when compute reaches a sweep step: 32MiB@10,16MiB@40.
-    #[arg(long, value_name = "SIZE@STEP,…")]
+    #[arg(long, value_name = "SIZE@STEP,…", hide = true)]
     shrink_device: Option<CapacitySchedule>,
     /// Recovery may cost this fraction of the compute time done before releases after the
     /// first are skipped.

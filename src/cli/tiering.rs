@@ -42,13 +42,13 @@ pub struct TieringArgs {
     #[arg(long, value_name = "LAT,STREAM,TOTAL")]
     disk_emulate: Option<DiskRequests>,
     /// Make a scratch write fail, for testing cleanup: enospc or eio, optionally :N for the N-th.
-    #[arg(long, value_name = "KIND[:N]")]
+    #[arg(long, value_name = "KIND[:N]", hide = true)]
     inject_disk_error: Option<DiskFault>,
     /// Kill this process (SIGKILL) in the N-th task of kind OP, for testing resume from
     /// --checkpoint: env, fold, sketch, qr, project, first, write, spill-disk or checkpoint
     /// (the last two after writing their file's data, before it takes its name). Under
     /// mpirun, @RANK kills that rank only.
-    #[arg(long, value_name = "OP[:N][@RANK]")]
+    #[arg(long, value_name = "OP[:N][@RANK]", hide = true)]
     inject_kill: Option<KillFault>,
     #[command(flatten)]
     device: DeviceArgs,

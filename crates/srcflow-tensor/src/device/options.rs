@@ -8,12 +8,16 @@ use super::{CapacitySchedule, DeviceFault, OomFault};
 #[non_exhaustive]
 pub struct DeviceOptions {
     /// Pre-fragments the device into pinned segments of this many bytes (`--fragment`).
+    #[doc(hidden)]
     pub fragment: Option<u64>,
     /// Fails a fraction of device allocations (`--inject-oom`), on the first device.
+    #[doc(hidden)]
     pub inject_oom: Option<OomFault>,
     /// Fails one compute task of one device (`--inject-device-failure`).
+    #[doc(hidden)]
     pub inject_failure: Option<DeviceFault>,
     /// Changes the device's capacity at given sweep steps (`--shrink-device`).
+    #[doc(hidden)]
     pub capacity_schedule: CapacitySchedule,
     /// Recovery may cost this fraction of the compute time done so far before cache releases
     /// after the first are skipped (`--recovery-budget`, 0.05 by default).
@@ -35,6 +39,7 @@ impl Default for DeviceOptions {
 impl DeviceOptions {
     /// These options with the device pre-fragmented into pinned segments of `bytes` (`None`:
     /// not fragmented).
+    #[doc(hidden)]
     pub fn with_fragment(self, bytes: impl Into<Option<u64>>) -> Self {
         DeviceOptions {
             fragment: bytes.into(),
@@ -43,6 +48,7 @@ impl DeviceOptions {
     }
 
     /// These options failing a fraction of device allocations as `fault` says.
+    #[doc(hidden)]
     pub fn with_inject_oom(self, fault: impl Into<Option<OomFault>>) -> Self {
         DeviceOptions {
             inject_oom: fault.into(),
@@ -51,6 +57,7 @@ impl DeviceOptions {
     }
 
     /// These options failing one compute task of one device as `fault` says.
+    #[doc(hidden)]
     pub fn with_inject_failure(self, fault: impl Into<Option<DeviceFault>>) -> Self {
         DeviceOptions {
             inject_failure: fault.into(),
@@ -59,6 +66,7 @@ impl DeviceOptions {
     }
 
     /// These options changing the device's capacity as `schedule` says.
+    #[doc(hidden)]
     pub fn with_capacity_schedule(self, schedule: CapacitySchedule) -> Self {
         DeviceOptions {
             capacity_schedule: schedule,

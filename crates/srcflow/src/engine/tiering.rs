@@ -21,8 +21,10 @@ pub struct Tiering {
     /// with a slow filesystem) and an emulated parallel filesystem.
     pub disk: DiskIo,
     /// Makes a scratch write fail (tests of cleanup).
+    #[doc(hidden)]
     pub disk_fault: Option<DiskFault>,
     /// Kills the process at a chosen task (tests of resuming from a checkpoint).
+    #[doc(hidden)]
     pub kill: Option<Arc<KillFault>>,
     /// The device's injected faults and capacity changes, and the recovery budget.
     pub device: DeviceOptions,
@@ -72,6 +74,7 @@ impl Tiering {
     }
 
     /// This tiering making a scratch write fail as `fault` says.
+    #[doc(hidden)]
     pub fn with_disk_fault(self, fault: impl Into<Option<DiskFault>>) -> Self {
         Tiering {
             disk_fault: fault.into(),
@@ -80,6 +83,7 @@ impl Tiering {
     }
 
     /// This tiering killing the process as `kill` says.
+    #[doc(hidden)]
     pub fn with_kill(self, kill: impl Into<Option<Arc<KillFault>>>) -> Self {
         Tiering {
             kill: kill.into(),
