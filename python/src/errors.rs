@@ -39,35 +39,9 @@ pub fn register(module: &Bound<'_, PyModule>) -> PyResult<()> {
     Ok(())
 }
 
-/// Each setting an engine error may name, with the argument that sets it in Python.
-const ARGUMENTS: [(&str, &str); 16] = [
-    ("`GraphOptions::chi_out`", "`chi_out`"),
-    ("`GraphOptions::batch_cols`", "`batch_cols`"),
-    ("`GraphOptions::cutoff`", "`cutoff`"),
-    ("`GraphOptions::devices`", "`Resources.devices`"),
-    ("`GraphOptions::oversample`", "`oversample`"),
-    ("`GraphOptions::dtype`", "`dtype`"),
-    ("`Budgets::device`", "`Resources.gpu_memory`"),
-    ("`Budgets::host`", "`Resources.host_memory`"),
-    ("`Tiering::prefetch`", "`prefetch`"),
-    ("`DiskIo::depth`", "`Resources.io_depth`"),
-    ("`DiskIo::direct`", "`Resources.direct_io`"),
-    ("`Options::threads`", "`threads`"),
-    ("`EngineBuilder::checkpoint`", "`Resources.checkpoint`"),
-    ("`Budgets::scratch_dir`", "`Resources.scratch_dir`"),
-    (
-        "`EngineBuilder::checkpoint_every`",
-        "`Resources.checkpoint_every`",
-    ),
-    (
-        "`Budgets::disk`",
-        "the free space under `Resources.scratch_dir`",
-    ),
-];
-
 /// The Python exception for `error`, whose message names the arguments a Python user sets.
 pub fn to_python(error: Error) -> PyErr {
-    let message = srcflow_tensor::error::renamed(&error.to_string(), &ARGUMENTS);
+    let message = srcflow::setting_names::in_python_arguments(&error.to_string());
     match error {
         Error::Io { .. } | Error::Damaged { .. } => PyOSError::new_err(message),
         Error::BadCore { .. } | Error::Shape(_) | Error::Manifest { .. } | Error::Invalid(_) => {

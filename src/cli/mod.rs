@@ -9,7 +9,6 @@ mod device_args;
 mod device_list;
 mod disk_calibration;
 mod distance;
-mod flag_names;
 mod gen;
 mod graph;
 mod machine_calibration;
@@ -124,7 +123,10 @@ fn report_error(error: &srcflow::Error) {
     if let (srcflow::Error::Interrupted, Some(signal)) = (error, signals::stopped_by()) {
         message = message.replacen("interrupted", &format!("interrupted by {signal}"), 1);
     }
-    note(&format!("error: {}", flag_names::with_flag_names(&message)));
+    note(&format!(
+        "error: {}",
+        srcflow::setting_names::in_flags(&message)
+    ));
 }
 
 /// The exit status of a command that failed with `error`: 128 + the signal's number when a

@@ -128,14 +128,3 @@ impl Error {
         }
     }
 }
-
-/// `message` with each setting it names replaced by the caller's name for it: `names` pairs
-/// the library's name (`` `GraphOptions::chi_out` ``) with the one the caller's users set
-/// (`--chi-out` on the command line, `chi_out` in Python).
-pub fn renamed(message: &str, names: &[(&str, &str)]) -> String {
-    names
-        .iter()
-        .fold(message.to_string(), |text, (setting, name)| {
-            text.replace(setting, name)
-        })
-}

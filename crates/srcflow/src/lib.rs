@@ -20,6 +20,7 @@
 pub mod checkpoint;
 pub mod engine;
 pub mod io;
+pub mod setting_names;
 pub mod trace;
 
 mod api;
