@@ -7,6 +7,7 @@ mod devices;
 mod export;
 mod kernel;
 mod left_edge_work;
+mod op;
 mod options;
 mod placement;
 mod sizes;
@@ -22,8 +23,9 @@ pub use checkpoint::Resumed;
 pub use data::{Cols, DataId, Pass, Shared, Stage};
 pub use devices::share;
 pub use kernel::KernelValues;
+pub use op::{DeviceMemory, Op, Profile, ReadAhead, Supply};
 pub use options::{GraphOptions, MOST_DEVICES};
-pub use task::{Lane, LaneId, Op, Task};
+pub use task::{Lane, LaneId, Task};
 pub use task_id::TaskId;
 pub use tasks::Dependency;
 

@@ -10,6 +10,11 @@ use petgraph::Direction;
 use std::sync::Arc;
 
 impl SweepGraph {
+    /// How many sites a fold task folds (none are left of a site the governor unfolded).
+    pub fn folded_sites(&self) -> usize {
+        self.tasks().filter(|t| t.op == Op::Fold).count()
+    }
+
     /// Removes the fold node `node` and rewires its readers to its inputs, with the unfolded
     /// kernels' costs; returns the readers.
     pub fn unfold(&mut self, node: TaskId) -> Result<Vec<TaskId>> {

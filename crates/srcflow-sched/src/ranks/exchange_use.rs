@@ -1,7 +1,7 @@
 //! `ExchangeUse`: what one kind of exchange did on a rank, for the report.
 
 use super::{Collective, Exchange};
-use crate::graph::{DataId, Op, SweepGraph};
+use crate::graph::{DataId, Lane, SweepGraph};
 use crate::sched::RunLog;
 use serde::Serialize;
 use std::collections::{BTreeMap, HashMap};
@@ -61,7 +61,7 @@ impl ExchangeUse {
         for event in &log.events {
             let task = &ran[event.node];
             let kind = task.inputs.first().and_then(|id| kind_of_value.get(id));
-            if let (Op::Receive, 0, Some(kind)) = (event.op, event.rank, kind) {
+            if let (Lane::Network, 0, Some(kind)) = (event.lane, event.rank, kind) {
                 let used = uses.get_mut(kind).expect("a kind of the exchanges");
                 used.seconds += event.end - event.start;
             }

@@ -1,7 +1,7 @@
 //! `DeviceRequest`: the device blocks a task allocates when it starts, from the graph alone,
 //! so that admission (before) and allocation (inside the task) ask for the same bytes.
 
-use crate::graph::{Op, SweepGraph, Task};
+use crate::graph::{DeviceMemory, SweepGraph, Task};
 use crate::Tier;
 
 /// The blocks one task allocates on the device: its outputs, then its workspace.
@@ -16,28 +16,26 @@ impl DeviceRequest {
     /// host); `slot_open` says whether the output of a half-batch node has
     /// already been allocated by an earlier slice.
     pub fn of(graph: &SweepGraph, task: &Task, slot_open: bool) -> Self {
-        match task.op {
-            Op::ReadSite { .. } if graph.cores_tier() != Tier::Device => DeviceRequest::default(),
-            Op::ReadSite { .. }
-            | Op::LoadDraft
-            | Op::UploadPart
-            | Op::AllGather
-            | Op::Gather
-            | Op::Scatter => Self::output(graph, task),
-            Op::Restore if task.outputs[0].tier() == Tier::Device => Self::output(graph, task),
-            Op::Fetch { from: Tier::Host } => DeviceRequest {
+        let on_device =
+            |id: Option<&crate::graph::DataId>| id.map(|id| id.tier()) == Some(Tier::Device);
+        match task.op.profile().device_memory {
+            DeviceMemory::Nothing => DeviceRequest::default(),
+            DeviceMemory::Outputs => Self::output(graph, task),
+            DeviceMemory::OutputsUnlessCoresOnHost if graph.cores_tier() != Tier::Device => {
+                DeviceRequest::default()
+            }
+            DeviceMemory::OutputsUnlessCoresOnHost => Self::output(graph, task),
+            DeviceMemory::OutputsOnDevice if on_device(task.outputs.first()) => {
+                Self::output(graph, task)
+            }
+            DeviceMemory::OutputsOnDevice => DeviceRequest::default(),
+            DeviceMemory::MovedBytes => DeviceRequest {
                 blocks: vec![task.moved_bytes],
             },
-            Op::WriteSite
-            | Op::StoreDraft
-            | Op::Spill { .. }
-            | Op::Fetch { .. }
-            | Op::Send
-            | Op::Receive
-            | Op::Checkpoint
-            | Op::Restore => DeviceRequest::default(),
-            _ if task.within.is_some() => Self::slice(graph, task, task.peak_bytes, slot_open),
-            _ => Self::whole(graph, task),
+            DeviceMemory::OutputsAndWorkspace if task.within.is_some() => {
+                Self::slice(graph, task, task.peak_bytes, slot_open)
+            }
+            DeviceMemory::OutputsAndWorkspace => Self::whole(graph, task),
         }
     }
 

@@ -8,7 +8,7 @@ use super::{Clock, Done, Job, Lanes, RunLog, SchedOptions};
 use crate::device::Block;
 use crate::error::{Error, Result};
 use crate::graph::TaskId;
-use crate::graph::{Lane, LaneId, Op, SweepGraph, Task};
+use crate::graph::{Lane, LaneId, SweepGraph, Task};
 use crate::store::{Store, Value};
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap};
@@ -357,7 +357,7 @@ impl Dispatcher {
         let task = self.graph[node].clone();
         let lane = task.lane_id();
         let exclusive = self.exclusive(lane);
-        if matches!(task.op, Op::Fetch { .. }) {
+        if task.op.profile().fetches_from.is_some() {
             self.fetched.start(&task);
         }
         let inputs = self.store.inputs(&task);

@@ -218,7 +218,7 @@ impl Governor {
                     return admission;
                 }
             }
-            if task.op == Op::Fold {
+            if task.op.profile().unfolds {
                 self.event(at, MemoryEventKind::Refused, task, request.total());
                 self.event(at, MemoryEventKind::Rewritten, task, request.total());
                 return Admission::Unfold;

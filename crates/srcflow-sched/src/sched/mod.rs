@@ -39,7 +39,7 @@ pub use stall::{StallCause, Stalls};
 use crate::cancel::CancelToken;
 use crate::device::Block;
 use crate::error::Result;
-use crate::graph::{LaneId, Op, SweepGraph, Task};
+use crate::graph::{LaneId, SweepGraph, Task};
 use crate::plan::Spare;
 use crate::store::{DiskIo, Value};
 use dispatcher::Dispatcher;
@@ -148,10 +148,8 @@ const INLINE_FLOPS_PER_TASK: f64 = 32e6;
 pub fn runs_inline(graph: &SweepGraph, shared_memory: bool) -> bool {
     let tasks = || graph.tasks();
     let spills = tasks().any(|t| {
-        matches!(
-            t.op,
-            Op::Spill { .. } | Op::Fetch { .. } | Op::Checkpoint | Op::Restore
-        )
+        let op = t.op.profile();
+        op.spills_to.is_some() || op.fetches_from.is_some() || op.checkpoint
     });
     let compute = tasks()
         .filter(|t| t.lane == crate::graph::Lane::Compute)

@@ -3,7 +3,7 @@
 
 use crate::engine::CoreSource;
 use crate::error::Result;
-use crate::graph::{Lane, Op, SweepGraph};
+use crate::graph::{Lane, SweepGraph};
 use crate::train::StackShape;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -38,10 +38,7 @@ impl RunIdentity {
         identity.set("threads per device", backend.2);
         identity.set("problem", problem_fingerprint(&graph.stack, source)?);
         identity.set("bra conjugated", source.conjugates_bra());
-        identity.set(
-            "sites folded",
-            graph.tasks().filter(|t| t.op == Op::Fold).count(),
-        );
+        identity.set("sites folded", graph.folded_sites());
         identity.set("chi_out", graph.chi_out);
         identity.set("sketch columns", graph.sketch);
         identity.set("cutoff", graph.cutoff.to_string());

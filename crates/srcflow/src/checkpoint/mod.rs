@@ -25,7 +25,7 @@ pub use retire::SweepSize;
 use crate::cancel::CancelToken;
 use crate::error::{Error, Result};
 use crate::files::durable;
-use crate::graph::{DataId, Shared};
+use crate::graph::{DataId, Op, Shared};
 use crate::tensor::AnyTensor;
 use journal::{Entry, Journal};
 use pacing::SitePacing;
@@ -157,7 +157,7 @@ impl Checkpoint {
     /// handle drops. `fault` (tests) replaces the outcome of the write with an injected error.
     pub fn keep(
         &self,
-        op: &str,
+        op: Op,
         value: DataId,
         tensor: &AnyTensor,
         fault: Option<std::io::Error>,
@@ -170,7 +170,7 @@ impl Checkpoint {
         let written =
             SpillFile::write(temporary.clone(), tensor, &self.writes, fault, &self.cancel)?;
         if let Some(kill) = &self.kill {
-            kill.strike(op);
+            kill.strike(op.name());
         }
         durable::flush_and_rename(&temporary, &path)?;
         let entry = Entry {
@@ -213,11 +213,11 @@ impl Checkpoint {
     }
 
     /// Counts one more value of `bytes` written by a task of kind `op`.
-    fn count_written(&self, op: &str, bytes: u64) {
+    fn count_written(&self, op: Op, bytes: u64) {
         let mut written = self.written.lock().unwrap_or_else(|e| e.into_inner());
         written.values += 1;
         written.bytes += bytes;
-        if op == crate::graph::Op::Checkpoint.name() {
+        if op.profile().checkpoint {
             written.extra_bytes += bytes;
         }
     }
@@ -436,7 +436,9 @@ mod tests {
         let parent = tempfile::tempdir().unwrap();
         let dir = parent.path().join("ckpt");
         let checkpoint = open(&dir, 1).unwrap();
-        checkpoint.keep("checkpoint", ENV, &tensor(), None).unwrap();
+        checkpoint
+            .keep(Op::Checkpoint, ENV, &tensor(), None)
+            .unwrap();
         assert!(open(&dir, 1).is_err(), "the lock keeps a second run out");
         assert!(remove(&dir).is_err(), "and a removal");
         drop(checkpoint);
@@ -458,20 +460,20 @@ mod tests {
         };
         for site in 0..7 {
             checkpoint
-                .keep("checkpoint", env(site), &tensor(), None)
+                .keep(Op::Checkpoint, env(site), &tensor(), None)
                 .unwrap();
         }
         checkpoint
-            .keep("checkpoint", DataId::Proj { site: 7 }, &tensor(), None)
+            .keep(Op::Checkpoint, DataId::Proj { site: 7 }, &tensor(), None)
             .unwrap();
         for site in [7, 6] {
             checkpoint
-                .keep("checkpoint", DataId::Basis { site }, &tensor(), None)
+                .keep(Op::Checkpoint, DataId::Basis { site }, &tensor(), None)
                 .unwrap();
         }
         assert_eq!(checkpoint.kept().len(), 9, "S7 and η7 leave C6 unread");
         checkpoint
-            .keep("checkpoint", DataId::Proj { site: 6 }, &tensor(), None)
+            .keep(Op::Checkpoint, DataId::Proj { site: 6 }, &tensor(), None)
             .unwrap();
         let mut kept: Vec<String> = checkpoint.kept().iter().map(DataId::to_string).collect();
         kept.sort();
@@ -505,10 +507,12 @@ mod tests {
         let parent = tempfile::tempdir().unwrap();
         let dir = parent.path().join("ckpt");
         let checkpoint = open(&dir, 1).unwrap();
-        checkpoint.keep("checkpoint", ENV, &tensor(), None).unwrap();
+        checkpoint
+            .keep(Op::Checkpoint, ENV, &tensor(), None)
+            .unwrap();
         let proj = DataId::Proj { site: 2 };
         checkpoint
-            .keep("checkpoint", proj, &tensor(), None)
+            .keep(Op::Checkpoint, proj, &tensor(), None)
             .unwrap();
         let (torn_value, short_value) = (env(4), env(5));
         checkpoint.lock_journal().writing(torn_value).unwrap();
@@ -542,7 +546,7 @@ mod tests {
             !short.exists(),
             "a file the journal names but cannot hold its value is removed"
         );
-        again.keep("checkpoint", proj, &tensor(), None).unwrap();
+        again.keep(Op::Checkpoint, proj, &tensor(), None).unwrap();
         drop(again);
         assert_eq!(open(&dir, 1).unwrap().kept(), HashSet::from([ENV, proj]));
     }
@@ -561,7 +565,9 @@ mod tests {
         let victim = parent.path().join("victim.bin");
         std::fs::write(&victim, "the user's").unwrap();
         let checkpoint = open(&dir, 1).unwrap();
-        checkpoint.keep("checkpoint", ENV, &tensor(), None).unwrap();
+        checkpoint
+            .keep(Op::Checkpoint, ENV, &tensor(), None)
+            .unwrap();
         drop(checkpoint);
         let journal = dir.join(JOURNAL);
         let text = std::fs::read_to_string(&journal).unwrap();
@@ -578,7 +584,7 @@ mod tests {
             );
             drop(open(&dir, 1).unwrap());
             let again = open(&dir, 1).unwrap();
-            again.keep("checkpoint", ENV, &tensor(), None).unwrap();
+            again.keep(Op::Checkpoint, ENV, &tensor(), None).unwrap();
         }
     }
 
@@ -587,7 +593,9 @@ mod tests {
         let parent = tempfile::tempdir().unwrap();
         let dir = parent.path().join("ckpt");
         let checkpoint = open(&dir, 1).unwrap();
-        checkpoint.keep("checkpoint", ENV, &tensor(), None).unwrap();
+        checkpoint
+            .keep(Op::Checkpoint, ENV, &tensor(), None)
+            .unwrap();
         std::fs::write(dir.join("notes.bin"), "mine").unwrap();
         drop(checkpoint);
         remove(&dir).unwrap();

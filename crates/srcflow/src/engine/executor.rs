@@ -159,7 +159,7 @@ impl TaskRouter<'_> {
                 let file = match self.checkpoint {
                     Some(c) => {
                         let fault = self.disk()?.write_fault();
-                        c.keep(task.op.name(), task.outputs[0].content(), &tensor, fault)?
+                        c.keep(task.op, task.outputs[0].content(), &tensor, fault)?
                     }
                     None => self.disk()?.write(task, &tensor)?,
                 };
@@ -169,7 +169,7 @@ impl TaskRouter<'_> {
                 let (checkpoint, value) = (self.checkpoint()?, task.inputs[0].content());
                 if checkpoint.due(value, task.site) {
                     let tensor = self.on_host(task, &inputs[0])?;
-                    checkpoint.keep(task.op.name(), value, &tensor, None)?;
+                    checkpoint.keep(task.op, value, &tensor, None)?;
                 }
                 Ok(vec![])
             }

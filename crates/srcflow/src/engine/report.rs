@@ -2,7 +2,7 @@
 
 use super::{DeviceUse, MemoryReport};
 use crate::backend::Backend;
-use crate::graph::{capped_chi_out, Lane, Op, Pass, SweepGraph};
+use crate::graph::{capped_chi_out, Lane, Pass, SweepGraph};
 use crate::ranks::ExchangeUse;
 use crate::sim::KernelCoverage;
 use crate::{ByteSize, Tier};
@@ -107,13 +107,8 @@ pub struct LaneUse {
 impl Report {
     /// Summarises `log`, the run of `graph` that took `wall_s` seconds.
     pub fn new(graph: &SweepGraph, log: &RunLog, wall_s: f64, backend: &dyn Backend) -> Self {
-        let l2r = log.span(|e| e.op == Op::Env);
-        let r2l = log.span(|e| {
-            matches!(
-                e.op,
-                Op::Fold | Op::Sketch | Op::Qr | Op::Project | Op::First | Op::Exact
-            )
-        });
+        let l2r = log.span(|e| e.op.profile().kernel_pass == Some(Pass::LeftToRight));
+        let r2l = log.span(|e| e.op.profile().kernel_pass == Some(Pass::RightToLeft));
         let flops = graph.total_flops();
         Report {
             sites: graph.sites(),
@@ -146,7 +141,7 @@ impl Report {
             written_to_disk_bytes: log
                 .events
                 .iter()
-                .filter(|e| e.op == (Op::Spill { to: Tier::Disk }))
+                .filter(|e| e.op.profile().spills_to == Some(Tier::Disk))
                 .map(|e| e.bytes)
                 .sum(),
             peak_rss_bytes: peak_rss(),
@@ -174,7 +169,7 @@ fn overhead_per_task(log: &RunLog, wall_s: f64) -> f64 {
 fn environment_tiers(graph: &SweepGraph) -> BTreeMap<String, usize> {
     let mut tiers = vec![Tier::Device; graph.environments()];
     for task in graph.tasks() {
-        if let Op::Spill { to } = task.op {
+        if let Some(to) = task.op.profile().spills_to {
             tiers[task.site] = tiers[task.site].max(to);
         }
     }

@@ -5,7 +5,7 @@
 use super::Engine;
 use crate::device::{FaultyPool, MemoryPool, PoolConfig, SimulatedPool};
 use crate::error::Result;
-use crate::graph::{Op, SweepGraph};
+use crate::graph::SweepGraph;
 use crate::plan::{MemoryProfile, PROCESS_BASELINE};
 use crate::Tier;
 use srcflow_sched::sched::{Governor, SchedOptions};
@@ -102,7 +102,9 @@ impl Engine {
 
     /// A scratch directory for the run when `graph` spills to disk.
     pub(super) fn disk_tier(&self, graph: &SweepGraph) -> Result<Option<DiskTier<'_>>> {
-        let spills = graph.tasks().any(|t| t.op == Op::Spill { to: Tier::Disk });
+        let spills = graph
+            .tasks()
+            .any(|t| t.op.profile().spills_to == Some(Tier::Disk));
         if !spills {
             return Ok(None);
         }

@@ -15,7 +15,7 @@ use super::scope::TraceScope;
 use crate::device::PoolUsage;
 use crate::error::Result;
 use crate::files::durable::write_whole;
-use crate::graph::{Lane, Op, SweepGraph};
+use crate::graph::{Lane, SweepGraph};
 use crate::ranks::RankLayout;
 use crate::tensor::Work;
 use serde_json::{json, Value};
@@ -211,10 +211,11 @@ fn slice(
             args["blocks_mapped"] = json!(event.primitives.blocks_mapped);
         }
     }
-    if let Op::Spill { to: tier } | Op::Fetch { from: tier } = event.op {
+    let op = event.op.profile();
+    if let Some(tier) = op.spills_to.or(op.fetches_from) {
         args["tier"] = json!(tier.to_string());
     }
-    if let (Op::Send | Op::Receive, Some(task)) = (event.op, graph.task(event.node)) {
+    if let (true, Some(task)) = (op.crosses_ranks, graph.task(event.node)) {
         let value = task.inputs.first().or(task.outputs.first());
         args["value"] = json!(value.map(|id| id.to_string()));
     }

@@ -2,7 +2,7 @@
 //! waits for (an environment, an input core, a spill), booked by pass.
 
 use super::Dispatcher;
-use crate::graph::Op;
+use crate::graph::Supply;
 use crate::graph::TaskId;
 use crate::sched::stall::{StallCause, StallClock};
 use std::collections::HashMap;
@@ -64,10 +64,10 @@ impl Dispatcher {
             if self.finished[edge.from.index()] {
                 continue;
             }
-            match self.graph[edge.from].op {
-                Op::Fetch { .. } | Op::Restore => return StallCause::Environment,
-                Op::ReadSite { .. } => cause = StallCause::InputCore,
-                _ => {}
+            match self.graph[edge.from].op.profile().supplies {
+                Supply::StoredValue => return StallCause::Environment,
+                Supply::InputCore => cause = StallCause::InputCore,
+                Supply::Other => {}
             }
         }
         cause

@@ -4,7 +4,7 @@
 use super::super::FetchView;
 use super::Dispatcher;
 use crate::graph::TaskId;
-use crate::graph::{Lane, LaneId, Op, Task};
+use crate::graph::{Lane, LaneId, ReadAhead, Task};
 use std::time::Duration;
 
 impl Dispatcher {
@@ -14,11 +14,11 @@ impl Dispatcher {
     pub(super) fn may_start(&mut self, task: &Task) -> bool {
         let frontier = self.frontier();
         let ahead = task.step > frontier;
-        let reads_input = task.lane == Lane::Io || task.op == Op::UploadPart;
-        let read_ahead = if task.op == Op::UploadPart {
-            self.options.pacing.upload_ahead_steps
-        } else {
-            self.options.pacing.read_ahead_steps
+        let read_ahead = task.op.profile().read_ahead;
+        let reads_input = read_ahead.is_some();
+        let read_ahead = match read_ahead {
+            Some(ReadAhead::UploadSteps) => self.options.pacing.upload_ahead_steps,
+            _ => self.options.pacing.read_ahead_steps,
         };
         match task.lane {
             _ if ahead && reads_input && self.governor.reclaiming() => false,

@@ -1,7 +1,7 @@
 //! `ProgressFeed`: what the dispatcher tells a [`Progress`] listener of each finished task,
 //! with the bytes written to the disk tier so far.
 
-use crate::graph::{Op, Pass, Task};
+use crate::graph::{Pass, Task};
 use crate::sched::Progress;
 use crate::Tier;
 use std::sync::Arc;
@@ -32,7 +32,7 @@ impl ProgressFeed {
         total: usize,
         pass: impl FnOnce() -> Pass,
     ) {
-        if task.op == (Op::Spill { to: Tier::Disk }) {
+        if task.op.profile().spills_to == Some(Tier::Disk) {
             self.written += task.moved_bytes;
         }
         if let Some(listener) = &self.listener {

@@ -1,7 +1,7 @@
 //! `WorkLeft`: the compute and spill tasks not yet finished, by sweep step: where compute's
 //! frontier is, the flops still to do before a step, and how far spills lag behind.
 
-use crate::graph::{Lane, Op, Task};
+use crate::graph::{Lane, Task};
 use std::collections::{BTreeMap, BTreeSet};
 
 /// Unfinished compute and spill tasks of a run, by step.
@@ -22,7 +22,7 @@ impl WorkLeft {
             self.compute.insert((task.step, index));
             self.add_flops(task.step, task.flops);
         }
-        if matches!(task.op, Op::Spill { .. }) {
+        if task.op.profile().spills_to.is_some() {
             *self.spills.entry(task.step).or_default() += 1;
         }
     }
@@ -42,7 +42,7 @@ impl WorkLeft {
                 *flops -= task.flops;
             }
         }
-        if matches!(task.op, Op::Spill { .. }) {
+        if task.op.profile().spills_to.is_some() {
             let count = self.spills.get_mut(&task.step).expect("counted");
             *count -= 1;
             if *count == 0 {
