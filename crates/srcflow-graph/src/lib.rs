@@ -15,7 +15,3 @@ pub mod train;
 
 pub use graph::SweepGraph;
 pub use train::{Kind, Layer, Stack, Train};
-
-// The layer below, under the names its modules have there.
-use srcflow_tensor::{backend, error, even_share, files, kernels, tensor};
-use srcflow_tensor::{ByteSize, Tensor, Tier};

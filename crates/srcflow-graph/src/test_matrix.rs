@@ -8,10 +8,10 @@
 //! real part, so a seed gives the same sketch, rounded, in every precision.
 
 use crate::graph::Cols;
-use crate::tensor::{Array, Scalar, C64};
 use rand::Rng;
 use rand_distr::StandardNormal;
 use rand_pcg::Pcg64;
+use srcflow_tensor::tensor::{Array, Scalar, C64};
 
 /// Ω_j restricted to `cols`, as `[Up, Down, Col]`: Gaussian test vectors of site `site` in the
 /// element type `T`.

@@ -12,10 +12,3 @@ pub mod ranks;
 pub mod sched;
 pub mod sim;
 pub mod store;
-
-// The layers below, under the names their modules have there.
-#[cfg(test)]
-use srcflow_graph::gen;
-use srcflow_graph::{graph, plan};
-use srcflow_tensor::{backend, cancel, device, error, fault_spec, files, size, tensor};
-use srcflow_tensor::{with_array, Bandwidth, ByteSize, Error, Tier};

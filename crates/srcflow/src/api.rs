@@ -1,8 +1,8 @@
 //! The library's front door: `src`, `apply` and `compress` on in-memory trains.
 
 use crate::engine::{Engine, Options};
-use crate::error::Result;
-use crate::train::{Stack, Train};
+use srcflow_graph::train::{Stack, Train};
+use srcflow_tensor::error::Result;
 
 /// The compressed product `trains[0] · trains[1] · …` (mathematical order; the last acts first).
 pub fn src(trains: &[&Train], options: &Options) -> Result<Train> {

@@ -60,11 +60,6 @@ pub use srcflow_graph::{Kind, Layer, Stack, SweepGraph, Train};
 pub use srcflow_tensor::WATCH_EVERY;
 pub use srcflow_tensor::{Bandwidth, ByteSize, CancelToken, Error, Result, Tensor, Tier, C64};
 
-// The layers below, under the names their modules have there.
-use srcflow_graph::test_matrix;
-use srcflow_sched::liveness;
-use srcflow_tensor::{cancel, error, fault_spec, files, kernels, with_array};
-
 /// The README's Rust examples, compiled and run as doctests.
 #[cfg(doctest)]
 #[doc = include_str!("../../../README.md")]

@@ -120,7 +120,7 @@ pub fn in_python_arguments(message: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::graph::GraphOptions;
+    use srcflow_graph::graph::GraphOptions;
 
     #[test]
     fn a_library_error_names_the_flag_on_the_command_line_and_the_argument_in_python() {

@@ -1,8 +1,8 @@
 //! `generate`: the built-in problems behind `srcflow gen` and the default run.
 
 use super::{perturbed_identity, random_mpo, random_mps, time_evolution, Model};
-use crate::error::Result;
 use crate::train::{Layer, Stack};
+use srcflow_tensor::error::Result;
 
 /// The built-in problem families.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -1,10 +1,10 @@
 //! Random MPS and MPO with a decaying bond spectrum, and perturbed identities.
 
-use crate::tensor::{Tensor, C64};
 use crate::train::{Kind, Train};
 use rand::{Rng, SeedableRng};
 use rand_distr::StandardNormal;
 use rand_pcg::Pcg64;
+use srcflow_tensor::tensor::{Tensor, C64};
 
 /// Bond right of `site` in an `n`-site train: `max_bond`, capped by the dimensions on each side.
 fn bond(site: usize, n: usize, phys: usize, max_bond: usize) -> usize {

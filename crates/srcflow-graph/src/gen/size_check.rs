@@ -3,8 +3,8 @@
 //! allocated.
 
 use super::{ProblemKind, ProblemSpec};
-use crate::error::{Error, Result};
-use crate::ByteSize;
+use srcflow_tensor::error::{Error, Result};
+use srcflow_tensor::ByteSize;
 
 /// The longest time step the Trotter generators take: their gates' exponentials stay finite.
 const LONGEST_STEP: f64 = 100.0;

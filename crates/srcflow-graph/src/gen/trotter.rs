@@ -1,9 +1,9 @@
 //! Time-evolution MPOs of spin-1/2 chains by a first-order Trotter step (bond 4).
 
 use crate::ops::exact_product;
-use crate::tensor::{Tensor, C64};
 use crate::train::{Kind, Layer, Stack, Train};
 use faer::Mat;
+use srcflow_tensor::tensor::{Tensor, C64};
 
 /// Which nearest-neighbour Hamiltonian to evolve under.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -1,11 +1,11 @@
 //! Building the sweep graph from the stack's shapes (no data is read).
 
 use super::{Cols, DataId, GraphOptions, Lane, Op, Pass, Shared, SweepGraph, Task};
-use crate::error::Result;
-use crate::kernels::OrderMemo;
-use crate::tensor::{Meter, Work};
 use crate::train::StackShape;
 use petgraph::stable_graph::{NodeIndex, StableDiGraph};
+use srcflow_tensor::error::Result;
+use srcflow_tensor::kernels::OrderMemo;
+use srcflow_tensor::tensor::{Meter, Work};
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::ops::Range;

@@ -2,10 +2,10 @@
 //! that resumes a run from the values a checkpoint kept.
 
 use super::{DataId, Lane, Op, Shared, Stage, SweepGraph, Task};
-use crate::tensor::Work;
 use petgraph::stable_graph::NodeIndex;
 use petgraph::visit::EdgeRef;
 use petgraph::Direction;
+use srcflow_tensor::tensor::Work;
 use std::collections::HashSet;
 use std::sync::Arc;
 
@@ -243,7 +243,7 @@ impl SweepGraph {
 mod tests {
     use super::*;
     use crate::graph::{test_shapes, Cols, GraphOptions};
-    use crate::Tier;
+    use srcflow_tensor::Tier;
 
     /// The graph of compressing a 6-site MPS of bond 8 to χ̄ = 8 on `devices` devices.
     fn graph(devices: usize) -> SweepGraph {

@@ -1,7 +1,7 @@
 //! `DataId`: the name of every value that flows along a graph edge.
 
-use crate::Tier;
 use serde::{Deserialize, Serialize};
+use srcflow_tensor::Tier;
 use std::fmt;
 
 /// A contiguous range `start..end` of sketch columns.

@@ -2,8 +2,8 @@
 //! of sketch columns (its env and sketch tasks) and of basis rows (its project tasks).
 
 use super::{Cols, DataId, Pass, Shared, SweepGraph};
-use crate::even_share::even_share;
-use crate::Tier;
+use srcflow_tensor::even_share::even_share;
+use srcflow_tensor::Tier;
 use std::ops::Range;
 
 /// The columns of `part` of `total` cut into `parts` (see [`even_share`]).

@@ -1,8 +1,8 @@
 //! Printing the sweep graph as Graphviz DOT or JSON, and loading JSON back.
 
 use super::SweepGraph;
-use crate::error::{Error, Result};
 use petgraph::dot::{Config, Dot};
+use srcflow_tensor::error::{Error, Result};
 use std::path::Path;
 
 impl SweepGraph {

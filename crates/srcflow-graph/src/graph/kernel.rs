@@ -4,9 +4,9 @@
 //! it is the task itself (a backend supplies the values through [`KernelValues`]).
 
 use super::{Cols, Op, SweepGraph, Task};
-use crate::error::{Error, Result};
-use crate::kernels::{self, legs, OrderChoice, OrderMemo, Orders, RoundStep};
-use crate::tensor::{Labeled, Leg, Meter, Operand, Shape, Work};
+use srcflow_tensor::error::{Error, Result};
+use srcflow_tensor::kernels::{self, legs, OrderChoice, OrderMemo, Orders, RoundStep};
+use srcflow_tensor::tensor::{Labeled, Leg, Meter, Operand, Shape, Work};
 
 /// What a task's kernel needs besides contracting its inputs: the operands it makes (ones at
 /// the ends of the chain, the sketch Ω) and the steps that are not contractions (conjugation,
@@ -357,10 +357,10 @@ impl KernelValues<Shape> for Shapes {
 mod tests {
     use super::super::{GraphOptions, Op, SweepGraph, Task};
     use super::Shapes;
-    use crate::kernels::Orders;
-    use crate::tensor::Meter;
     use crate::train::{LayerShape, StackShape};
     use crate::Kind;
+    use srcflow_tensor::kernels::Orders;
+    use srcflow_tensor::tensor::Meter;
 
     /// A layer of `sites` sites of inner bond `bond`, physical legs 2 (`down` outputs).
     fn layer(kind: Kind, sites: usize, bond: usize, down: usize) -> LayerShape {
@@ -376,7 +376,7 @@ mod tests {
     }
 
     /// The dry run of `task` on the shapes of its inputs, in the orders it holds.
-    fn dry_run(graph: &SweepGraph, task: &Task) -> crate::error::Result<Meter> {
+    fn dry_run(graph: &SweepGraph, task: &Task) -> srcflow_tensor::error::Result<Meter> {
         let inputs = task.inputs.iter().map(|&id| graph.value_dims(id)).collect();
         let mut meter = Meter::default();
         graph.run_kernel(task, inputs, &Shapes, &mut meter)?;

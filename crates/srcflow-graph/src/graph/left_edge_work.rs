@@ -4,8 +4,8 @@
 //! so that the simulator times it.
 
 use super::{Op, SweepGraph};
-use crate::kernels::qr_work;
-use crate::tensor::Work;
+use srcflow_tensor::kernels::qr_work;
+use srcflow_tensor::tensor::Work;
 use std::sync::Arc;
 
 impl SweepGraph {

@@ -29,10 +29,10 @@ pub use task::{Lane, LaneId, Task};
 pub use task_id::TaskId;
 pub use tasks::Dependency;
 
-use crate::tensor::DType;
 use crate::train::{Kind, StackShape};
 use petgraph::stable_graph::StableDiGraph;
 use serde::{Deserialize, Serialize};
+use srcflow_tensor::tensor::DType;
 use std::sync::Arc;
 
 /// The tasks of one SRC sweep and their data dependencies (edge `a → b`: `b` reads what `a` wrote).

@@ -5,8 +5,8 @@
 //! and its execution (a kernel in `kernel.rs`, or a data move in the engine's executor).
 
 use super::{Lane, Pass};
-use crate::Tier;
 use serde::{Deserialize, Serialize};
+use srcflow_tensor::Tier;
 
 /// What a task does.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]

@@ -1,9 +1,9 @@
 //! `GraphOptions`: the choices that shape a sweep graph (bond cap, batches, cutoff,
 //! oversampling, element type, devices, folding), checked before anything is built.
 
-use crate::error::{Error, Result};
-use crate::tensor::DType;
 use crate::train::StackShape;
+use srcflow_tensor::error::{Error, Result};
+use srcflow_tensor::tensor::DType;
 
 /// The most devices one run may share its sweep between (a node has a handful of GPUs; the
 /// CPU backend allows a few worker groups per core).

@@ -1,12 +1,12 @@
 //! Placing environments on tiers: spill and fetch tasks inserted between an env and its sketch.
 
 use super::{Cols, DataId, Op, Stage, SweepGraph, Task};
-use crate::error::{Error, Result};
-use crate::tensor::Work;
-use crate::Tier;
 use petgraph::stable_graph::NodeIndex;
 use petgraph::visit::EdgeRef;
 use petgraph::Direction;
+use srcflow_tensor::error::{Error, Result};
+use srcflow_tensor::tensor::Work;
+use srcflow_tensor::Tier;
 use std::sync::Arc;
 
 impl SweepGraph {

@@ -4,10 +4,10 @@
 //! that of a project task is the rows of its basis, which are the rows of the S it makes.
 
 use super::{Cols, DataId, Op, SweepGraph, Task, TaskId};
-use crate::error::{Error, Result};
 use petgraph::stable_graph::NodeIndex;
 use petgraph::visit::EdgeRef;
 use petgraph::Direction;
+use srcflow_tensor::error::{Error, Result};
 use std::sync::Arc;
 
 impl SweepGraph {

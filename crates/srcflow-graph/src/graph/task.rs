@@ -1,9 +1,9 @@
 //! `Task`: one node of the sweep graph, with everything a scheduler needs to know about it.
 
 use super::{share, Cols, DataId, Op, Pass, Shared};
-use crate::kernels::Orders;
-use crate::tensor::Work;
 use serde::{Deserialize, Serialize};
+use srcflow_tensor::kernels::Orders;
+use srcflow_tensor::tensor::Work;
 use std::fmt;
 
 /// The lane (worker queue) a task runs on.

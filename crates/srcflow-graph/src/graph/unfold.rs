@@ -3,10 +3,10 @@
 //! cores themselves (what the memory governor does when a fold does not fit).
 
 use super::{DataId, Op, SweepGraph, TaskId};
-use crate::error::{Error, Result};
 use petgraph::stable_graph::NodeIndex;
 use petgraph::visit::EdgeRef;
 use petgraph::Direction;
+use srcflow_tensor::error::{Error, Result};
 use std::sync::Arc;
 
 impl SweepGraph {

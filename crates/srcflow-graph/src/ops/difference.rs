@@ -1,6 +1,6 @@
 //! The train of `a − b`: block-diagonal bonds, so its norm is the distance.
 
-use crate::tensor::{Tensor, C64};
+use srcflow_tensor::tensor::{Tensor, C64};
 
 /// Cores of `a − b` (both `[l, r, u, d]`, same physical legs), with bonds `la + lb` and `ra + rb`.
 pub(crate) fn difference(a: &[Tensor], b: &[Tensor]) -> Vec<Tensor> {

@@ -1,10 +1,10 @@
 //! Norms and distances of trains by a QR sweep (resolves relative distances near 1e-15).
 
 use super::difference::difference;
-use crate::error::{Error, Result};
-use crate::tensor::matrix::{product, thin_qr_row_major, view};
-use crate::tensor::{Tensor, C64};
 use crate::train::Train;
+use srcflow_tensor::error::{Error, Result};
+use srcflow_tensor::tensor::matrix::{product, thin_qr_row_major, view};
+use srcflow_tensor::tensor::{Tensor, C64};
 
 /// The 2-norm of a train, from a left-to-right QR sweep.
 pub fn norm(train: &Train) -> f64 {

@@ -1,8 +1,8 @@
 //! What [`distance`](super::distance) between two stacks' exact products costs, from shapes
 //! alone: the products' cores (bonds multiply) and the QR sweep over their difference.
 
-use crate::kernels::qr_flops;
 use crate::train::StackShape;
+use srcflow_tensor::kernels::qr_flops;
 
 /// The estimated cost of comparing the exact products of two stacks.
 #[derive(Clone, Copy, Debug, PartialEq)]

@@ -1,10 +1,10 @@
 //! The exact product of a stack as one train (bonds multiply): the reference for small problems.
 
-use crate::backend::{Backend, BackendTensor, CpuBackend};
-use crate::error::Result;
-use crate::kernels::{legs, site_product};
-use crate::tensor::{Labeled, Meter};
 use crate::train::{Stack, Train};
+use srcflow_tensor::backend::{Backend, BackendTensor, CpuBackend};
+use srcflow_tensor::error::Result;
+use srcflow_tensor::kernels::{legs, site_product};
+use srcflow_tensor::tensor::{Labeled, Meter};
 
 /// The uncompressed product of all layers, with bond = product of the layers' bonds.
 pub fn exact_product(stack: &Stack) -> Result<Train> {
@@ -25,7 +25,7 @@ pub fn exact_product_with(stack: &Stack, site_done: &mut dyn FnMut(usize)) -> Re
 }
 
 /// Site `site` of the exact product, `[l, r, u, d]`.
-fn site_of_product(cpu: &CpuBackend, stack: &Stack, site: usize) -> Result<crate::Tensor> {
+fn site_of_product(cpu: &CpuBackend, stack: &Stack, site: usize) -> Result<srcflow_tensor::Tensor> {
     let k = stack.layers().len();
     let operands = stack
         .layers()

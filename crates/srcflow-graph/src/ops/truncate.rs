@@ -1,9 +1,9 @@
 //! Truncated-SVD compression of a train (the near-optimal reference SRC is measured against).
 
-use crate::error::Result;
-use crate::tensor::matrix::{product, tensor, thin_qr_row_major, thin_svd, view};
-use crate::tensor::{Tensor, C64};
 use crate::train::Train;
+use srcflow_tensor::error::Result;
+use srcflow_tensor::tensor::matrix::{product, tensor, thin_qr_row_major, thin_svd, view};
+use srcflow_tensor::tensor::{Tensor, C64};
 
 /// `train` left-canonicalised by QR, then truncated right to left by SVD to bonds ≤ `chi`.
 pub fn truncate_svd(train: &Train, chi: usize) -> Result<Train> {

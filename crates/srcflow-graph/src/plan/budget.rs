@@ -1,8 +1,8 @@
 //! `Budgets`: how much device memory, host memory and scratch disk a run may use.
 
-use crate::error::{Error, Result};
-use crate::ByteSize;
 use serde::Serialize;
+use srcflow_tensor::error::{Error, Result};
+use srcflow_tensor::ByteSize;
 use std::path::{Path, PathBuf};
 
 /// The memory and disk a run may use, in bytes, and where its scratch files go.
@@ -51,7 +51,7 @@ impl Budgets {
             None => available_memory()? / 10 * 9,
         };
         if let Some(dir) = &scratch_dir {
-            crate::files::existing_folder(dir, "scratch folder")?;
+            srcflow_tensor::files::existing_folder(dir, "scratch folder")?;
         }
         let scratch_dir = scratch_dir.unwrap_or_else(std::env::temp_dir);
         let disk = match disk {
@@ -100,7 +100,8 @@ pub(crate) fn available_memory() -> Result<u64> {
 /// The field `name` of `/proc/meminfo`, in bytes.
 fn meminfo_bytes(name: &str) -> Result<u64> {
     let path = Path::new("/proc/meminfo");
-    let text = crate::files::read_regular_to_string(path).map_err(|e| Error::io(path, e))?;
+    let text =
+        srcflow_tensor::files::read_regular_to_string(path).map_err(|e| Error::io(path, e))?;
     text.lines()
         .find_map(|line| line.strip_prefix(name)?.strip_prefix(':'))
         .and_then(|rest| rest.trim().strip_suffix("kB"))

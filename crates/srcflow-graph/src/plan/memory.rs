@@ -11,10 +11,10 @@
 //! slice being uploaded.
 
 use crate::graph::{DataId, Lane, Shared, SweepGraph};
-use crate::Tier;
 use petgraph::stable_graph::NodeIndex;
 use petgraph::Direction;
 use serde::Serialize;
+use srcflow_tensor::Tier;
 use std::collections::BTreeMap;
 
 /// Memory the process needs besides the values of the sweep (code, libraries, thread stacks,

@@ -3,11 +3,11 @@
 
 use super::memory::{Drift, MemoryProfile, Peak};
 use super::Budgets;
-use crate::error::{Error, Result};
 use crate::graph::{GraphOptions, SweepGraph};
 use crate::train::StackShape;
-use crate::{ByteSize, Tier};
 use serde::Serialize;
+use srcflow_tensor::error::{Error, Result};
+use srcflow_tensor::{ByteSize, Tier};
 
 /// What to plan for.
 #[derive(Clone, Debug)]

@@ -4,8 +4,8 @@
 //! MPO: first `(r, u, d)`, bulk `(l, r, u, d)`, last `(l, u, d)`.
 
 use super::{Kind, Train};
-use crate::error::{Error, Result};
-use crate::tensor::{AnyTensor, Tensor};
+use srcflow_tensor::error::{Error, Result};
+use srcflow_tensor::tensor::{AnyTensor, Tensor};
 
 /// Where a site sits in its train, which decides which bonds its core has.
 fn position(site: usize, len: usize) -> (bool, bool) {

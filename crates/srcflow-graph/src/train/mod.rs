@@ -10,8 +10,8 @@ pub use orientation::Orientation;
 pub use stack::{core_path, site_counts_differ, site_name, too_few_sites};
 pub use stack::{Layer, LayerShape, Stack, StackShape};
 
-use crate::error::{Error, Result};
-use crate::tensor::{AnyTensor, DType, Tensor};
+use srcflow_tensor::error::{Error, Result};
+use srcflow_tensor::tensor::{AnyTensor, DType, Tensor};
 
 /// A tensor train whose cores are held as `[left, right, up, down]` arrays of one element
 /// type: float32, float64, complex64 or complex128.

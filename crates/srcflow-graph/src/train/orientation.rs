@@ -3,7 +3,7 @@
 
 use super::layout::shape_from_quimb;
 use super::{Kind, LayerShape, StackShape};
-use crate::tensor::AnyTensor;
+use srcflow_tensor::tensor::AnyTensor;
 
 /// How the layers of a stack were given.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -1,9 +1,9 @@
 //! `Stack`: trains multiplied together, and its data-free twin `StackShape`.
 
 use super::{Kind, Orientation, Train};
-use crate::error::{Error, Result};
-use crate::tensor::DType;
 use serde::{Deserialize, Serialize};
+use srcflow_tensor::error::{Error, Result};
+use srcflow_tensor::tensor::DType;
 use std::path::{Path, PathBuf};
 
 /// One named train of a stack.

@@ -8,8 +8,8 @@
 use super::exchange_plan::exchanges;
 use super::localize::{brings_input, crossings, moving_task};
 use super::{Crossing, Exchange, RankLayout};
-use crate::error::Result;
-use crate::graph::{DataId, Dependency, Op, SweepGraph, Task, TaskId};
+use srcflow_graph::graph::{DataId, Dependency, Op, SweepGraph, Task, TaskId};
+use srcflow_tensor::error::Result;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 

@@ -1,9 +1,9 @@
 //! The exchanges of a run: which values cross ranks, grouped into collectives, in the one
 //! order every rank runs them.
 
-use crate::graph::TaskId;
-use crate::graph::{DataId, Shared, SweepGraph};
-use crate::tensor::DType;
+use srcflow_graph::graph::TaskId;
+use srcflow_graph::graph::{DataId, Shared, SweepGraph};
+use srcflow_tensor::tensor::DType;
 use std::collections::{BTreeSet, HashMap};
 
 /// A value that a task of one rank makes and tasks of other ranks read.

@@ -1,9 +1,9 @@
 //! `ExchangeUse`: what one kind of exchange did on a rank, for the report.
 
 use super::{Collective, Exchange};
-use crate::graph::{DataId, Lane, SweepGraph};
 use crate::sched::RunLog;
 use serde::Serialize;
+use srcflow_graph::graph::{DataId, Lane, SweepGraph};
 use std::collections::{BTreeMap, HashMap};
 
 /// What the exchanges of one kind (the same values, the same collective) did on this rank.

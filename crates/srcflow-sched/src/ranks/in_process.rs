@@ -2,7 +2,7 @@
 //! memory. The tests run every rank protocol on it; MPI's transport runs the same collectives.
 
 use super::{Payload, Take, Transport};
-use crate::error::{Error, Result};
+use srcflow_tensor::error::{Error, Result};
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};

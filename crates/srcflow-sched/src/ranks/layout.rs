@@ -1,7 +1,7 @@
 //! `RankLayout`: which rank a process is, and which devices each rank owns.
 
-use crate::error::{Error, Result};
-use crate::graph::{share, Cols};
+use srcflow_graph::graph::{share, Cols};
+use srcflow_tensor::error::{Error, Result};
 
 /// Which rank this process is and how many there are.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -4,9 +4,9 @@
 
 use super::exchange_plan::{exchanges, Collective, Crossing, Exchange};
 use super::RankLayout;
-use crate::graph::TaskId;
-use crate::graph::{DataId, Lane, Op, SweepGraph, Task};
-use crate::tensor::Work;
+use srcflow_graph::graph::TaskId;
+use srcflow_graph::graph::{DataId, Lane, Op, SweepGraph, Task};
+use srcflow_tensor::tensor::Work;
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 

@@ -8,7 +8,6 @@
 use super::mpi_buffers::{lend_slice, lend_vec, slots, write_payload, WordBuffer};
 use super::transport::{check_in_place, slot};
 use super::{Payload, Take, Transport};
-use crate::error::{Error, Result};
 use mpi::collective::CommunicatorCollectives;
 use mpi::environment::{Threading, Universe};
 use mpi::point_to_point::{Destination, Source};
@@ -16,6 +15,7 @@ use mpi::request::{Request, StaticScope};
 use mpi::topology::{Communicator, SimpleCommunicator};
 use mpi::{Count, Tag};
 use num_complex::Complex64;
+use srcflow_tensor::error::{Error, Result};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 

@@ -9,15 +9,15 @@ use super::exchange_plan::{Collective, Exchange};
 use super::transport::slot;
 use super::wire::{decode_tensors, Encoded};
 use super::{ExchangeUse, Payload, Transport};
-use crate::backend::PrimitiveTimes;
-use crate::error::{Error, Result};
-use crate::graph::TaskId;
-use crate::graph::{DataId, Shared, Task};
 use crate::sched::{Done, Job, NetworkLane};
 use crate::store::Value;
-use crate::tensor::{AnyTensor, Array};
 use crossbeam_channel::{never, select, unbounded, Receiver, Sender};
 use num_complex::Complex64;
+use srcflow_graph::graph::TaskId;
+use srcflow_graph::graph::{DataId, Shared, Task};
+use srcflow_tensor::backend::PrimitiveTimes;
+use srcflow_tensor::error::{Error, Result};
+use srcflow_tensor::tensor::{AnyTensor, Array};
 use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -449,9 +449,9 @@ impl NetworkLane for ExchangeLane {
 #[cfg(test)]
 mod tests {
     use super::with_own_rows;
-    use crate::graph::DataId;
-    use crate::tensor::{AnyTensor, Array};
     use num_complex::{Complex32, Complex64};
+    use srcflow_graph::graph::DataId;
+    use srcflow_tensor::tensor::{AnyTensor, Array};
     use std::sync::Arc;
 
     const S5: DataId = DataId::Proj { site: 5 };

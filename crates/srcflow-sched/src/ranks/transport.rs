@@ -1,7 +1,7 @@
 //! `Transport`: the collectives ranks exchange bytes with (MPI's, or threads' in one process).
 
-use crate::error::{Error, Result};
 use num_complex::Complex64;
+use srcflow_tensor::error::{Error, Result};
 use std::ops::Range;
 
 /// What a rank puts into a collective: its bytes, written straight into the transport's own

@@ -2,9 +2,9 @@
 //! bytes as they lie in memory (the ranks of a run share one machine type).
 
 use super::Payload;
-use crate::error::{Error, Result};
-use crate::tensor::{AnyTensor, Array, DType, Scalar};
 use bytemuck::Pod;
+use srcflow_tensor::error::{Error, Result};
+use srcflow_tensor::tensor::{AnyTensor, Array, DType, Scalar};
 use std::sync::Arc;
 
 /// Tensors as the payload of a collective: their count, then for each its type, rank,
@@ -34,7 +34,7 @@ impl Payload for Encoded<'_> {
             for &dim in tensor.shape() {
                 put(&(dim as u64).to_le_bytes());
             }
-            crate::with_array!(tensor, a => put(bytemuck::cast_slice(a.data())));
+            srcflow_tensor::with_array!(tensor, a => put(bytemuck::cast_slice(a.data())));
         }
         debug_assert_eq!(at, out.len(), "the length written is the length told");
     }

@@ -1,8 +1,8 @@
 //! `DeviceRequest`: the device blocks a task allocates when it starts, from the graph alone,
 //! so that admission (before) and allocation (inside the task) ask for the same bytes.
 
-use crate::graph::{DeviceMemory, SweepGraph, Task};
-use crate::Tier;
+use srcflow_graph::graph::{DeviceMemory, SweepGraph, Task};
+use srcflow_tensor::Tier;
 
 /// The blocks one task allocates on the device: its outputs, then its workspace.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -16,8 +16,9 @@ impl DeviceRequest {
     /// host); `slot_open` says whether the output of a half-batch node has
     /// already been allocated by an earlier slice.
     pub fn of(graph: &SweepGraph, task: &Task, slot_open: bool) -> Self {
-        let on_device =
-            |id: Option<&crate::graph::DataId>| id.map(|id| id.tier()) == Some(Tier::Device);
+        let on_device = |id: Option<&srcflow_graph::graph::DataId>| {
+            id.map(|id| id.tier()) == Some(Tier::Device)
+        };
         match task.op.profile().device_memory {
             DeviceMemory::Nothing => DeviceRequest::default(),
             DeviceMemory::Outputs => Self::output(graph, task),

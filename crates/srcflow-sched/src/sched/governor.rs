@@ -18,10 +18,10 @@
 use super::device_request::DeviceRequest;
 use super::out_of_memory::{out_of_memory, task_out_of_memory};
 use super::{MemoryEvent, MemoryEventKind};
-use crate::device::{Block, CapacitySchedule, MemoryPool};
-use crate::error::{Error, Result};
-use crate::graph::TaskId;
-use crate::graph::{DataId, Lane, Op, SweepGraph, Task};
+use srcflow_graph::graph::TaskId;
+use srcflow_graph::graph::{DataId, Lane, Op, SweepGraph, Task};
+use srcflow_tensor::device::{Block, CapacitySchedule, MemoryPool};
+use srcflow_tensor::error::{Error, Result};
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::Arc;
 use std::time::Instant;
@@ -111,7 +111,7 @@ impl Governor {
     }
 
     /// The pool of each device now, by device index.
-    pub(super) fn pool_usages(&self) -> Vec<crate::device::PoolUsage> {
+    pub(super) fn pool_usages(&self) -> Vec<srcflow_tensor::device::PoolUsage> {
         self.pools.iter().map(|p| p.usage()).collect()
     }
 
@@ -434,7 +434,7 @@ impl Governor {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::device::{PoolConfig, SimulatedPool};
+    use srcflow_tensor::device::{PoolConfig, SimulatedPool};
 
     /// A compute task of device 0.
     fn task() -> Task {
@@ -446,7 +446,7 @@ mod tests {
             inputs: vec![],
             outputs: vec![],
             flops: 0.0,
-            work: crate::tensor::Work::default(),
+            work: srcflow_tensor::tensor::Work::default(),
             orders: Default::default(),
             peak_bytes: 0,
             moved_bytes: 0,

@@ -2,7 +2,7 @@
 //! that needs each, so a prefetch beyond the plan's window counts only the memory the plan
 //! does not already hold for them.
 
-use crate::graph::{DataId, Lane, LaneId, Stage, Task};
+use srcflow_graph::graph::{DataId, Lane, LaneId, Stage, Task};
 use std::collections::HashMap;
 
 /// One fetched (or being fetched) slice.

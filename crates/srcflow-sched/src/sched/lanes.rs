@@ -3,13 +3,13 @@
 //! simulated ones (`ModelLanes`).
 
 use super::Executor;
-use crate::backend::{take_primitive_times, PrimitiveTimes};
-use crate::device::Block;
-use crate::error::{Error, Result};
-use crate::graph::TaskId;
-use crate::graph::{Lane, LaneId, Task};
 use crate::store::Value;
 use crossbeam_channel::{unbounded, Receiver, RecvTimeoutError, Sender};
+use srcflow_graph::graph::TaskId;
+use srcflow_graph::graph::{Lane, LaneId, Task};
+use srcflow_tensor::backend::{take_primitive_times, PrimitiveTimes};
+use srcflow_tensor::device::Block;
+use srcflow_tensor::error::{Error, Result};
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::thread::{Scope, ScopedJoinHandle};

@@ -2,12 +2,12 @@
 
 use super::stall::{StallCause, StallSpell};
 use super::{GovernorLog, Stalls};
-use crate::backend::PrimitiveTimes;
-use crate::device::PoolUsage;
-use crate::graph::TaskId;
-use crate::graph::{Cols, Lane, Op, Pass, Resumed, SweepGraph, Task};
 use crate::store::TierBytes;
-use crate::tensor::Work;
+use srcflow_graph::graph::TaskId;
+use srcflow_graph::graph::{Cols, Lane, Op, Pass, Resumed, SweepGraph, Task};
+use srcflow_tensor::backend::PrimitiveTimes;
+use srcflow_tensor::device::PoolUsage;
+use srcflow_tensor::tensor::Work;
 use std::time::{Instant, SystemTime};
 
 /// One finished task.

@@ -36,17 +36,17 @@ pub use prefetch::{FetchView, Prefetch, PrefetchPolicy};
 pub use progress::{progress_message, Progress};
 pub use stall::{StallCause, Stalls};
 
-use crate::cancel::CancelToken;
-use crate::device::Block;
-use crate::error::Result;
-use crate::graph::{LaneId, SweepGraph, Task};
-use crate::plan::Spare;
 use crate::store::{DiskIo, Value};
 use dispatcher::Dispatcher;
 use inline_lanes::InlineLanes;
 pub use lanes::{Done, Job, NetworkLane};
 use lanes::{Lanes, ThreadLanes};
 use model_lanes::ModelLanes;
+use srcflow_graph::graph::{LaneId, SweepGraph, Task};
+use srcflow_graph::plan::Spare;
+use srcflow_tensor::cancel::CancelToken;
+use srcflow_tensor::device::Block;
+use srcflow_tensor::error::Result;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
@@ -152,7 +152,7 @@ pub fn runs_inline(graph: &SweepGraph, shared_memory: bool) -> bool {
         op.spills_to.is_some() || op.fetches_from.is_some() || op.checkpoint
     });
     let compute = tasks()
-        .filter(|t| t.lane == crate::graph::Lane::Compute)
+        .filter(|t| t.lane == srcflow_graph::graph::Lane::Compute)
         .count();
     let small = graph.total_flops() <= INLINE_FLOPS_PER_TASK * compute.max(1) as f64;
     shared_memory && graph.devices == 1 && graph.ranks == 1 && !spills && small

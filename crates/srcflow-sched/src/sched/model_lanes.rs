@@ -3,8 +3,8 @@
 
 use super::lanes::{execute, Done, Job, Lanes};
 use super::{Clock, Executor};
-use crate::backend::PrimitiveTimes;
-use crate::graph::Task;
+use srcflow_graph::graph::Task;
+use srcflow_tensor::backend::PrimitiveTimes;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::sync::atomic::{AtomicU64, Ordering};

@@ -1,9 +1,9 @@
 //! The out-of-memory error a task reports: which task, how many bytes it needed and what its
 //! device had then.
 
-use crate::device::{OutOfMemory, PoolUsage};
-use crate::graph::Task;
-use crate::{ByteSize, Error};
+use srcflow_graph::graph::Task;
+use srcflow_tensor::device::{OutOfMemory, PoolUsage};
+use srcflow_tensor::{ByteSize, Error};
 
 /// The error `task` reports when allocation failed with `oom` while it asked for `needed` bytes.
 pub(crate) fn task_out_of_memory(oom: &OutOfMemory, task: &Task, needed: u64) -> Error {

@@ -6,7 +6,7 @@
 //! data is used, so a prefetch never displaces data needed sooner; the fetch for the step
 //! compute is at may always start.
 
-use crate::error::{Error, Result};
+use srcflow_tensor::error::{Error, Result};
 use std::fmt;
 use std::str::FromStr;
 use std::sync::Arc;

@@ -1,7 +1,7 @@
 //! `Progress`: how a caller hears that a run moves on (the CLI draws a progress bar with it).
 
-use crate::graph::{Pass, Task};
-use crate::ByteSize;
+use srcflow_graph::graph::{Pass, Task};
+use srcflow_tensor::ByteSize;
 
 /// Told of every finished task.
 pub trait Progress: Send + Sync {

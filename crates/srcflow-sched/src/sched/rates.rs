@@ -2,8 +2,8 @@
 //! A disk transfer's time is a latency plus its bytes at a bandwidth: both are fitted to the
 //! transfers measured, and known beforehand where the filesystem is emulated.
 
-use crate::graph::Lane;
 use crate::store::{DiskIo, DiskRequests};
+use srcflow_graph::graph::Lane;
 use std::collections::HashMap;
 
 /// Work done and time taken, per lane; the caps some lanes are known to run under; the
@@ -148,7 +148,7 @@ fn opposite(lane: Lane) -> Option<Lane> {
 mod tests {
     use super::*;
     use crate::store::DiskRates;
-    use crate::Bandwidth;
+    use srcflow_tensor::Bandwidth;
 
     #[test]
     fn an_unmeasured_lane_is_estimated_by_its_opposite_within_its_cap() {

@@ -1,8 +1,8 @@
 //! `StallClock`: why the compute lane sat idle — waiting for environments, for input cores,
 //! for spills to drain, or for anything else — per pass.
 
-use crate::graph::Pass;
 use serde::Serialize;
+use srcflow_graph::graph::Pass;
 use std::time::Instant;
 
 /// What idle compute was waiting for.

@@ -7,8 +7,8 @@
 //! tasks of real runs' traces (`srcflow calibrate --from-trace`).
 
 use super::least_squares::NormalEquations;
-use crate::tensor::Work;
 use serde::{Deserialize, Serialize};
+use srcflow_tensor::tensor::Work;
 use std::collections::BTreeMap;
 
 /// The kernels a model gives a fixed cost per task.

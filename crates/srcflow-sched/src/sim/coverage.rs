@@ -3,8 +3,8 @@
 
 use super::compute_model::Reach;
 use super::machine::MachineModel;
-use crate::graph::{Lane, SweepGraph};
 use serde::Serialize;
+use srcflow_graph::graph::{Lane, SweepGraph};
 use std::collections::BTreeMap;
 
 /// How well a model knows the tasks of one kernel.

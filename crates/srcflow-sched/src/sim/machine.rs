@@ -3,12 +3,12 @@
 //! the device's thread count where the model has one, else by one rate per kernel.
 
 use super::compute_model::ComputeModel;
-use crate::error::{Error, Result};
-use crate::graph::{DataId, Lane, Op, Shared, Task};
 use crate::ranks::Exchange;
 use crate::sched::TaskTimer;
 use crate::store::{DiskIo, DiskRequests};
 use serde::{Deserialize, Serialize};
+use srcflow_graph::graph::{DataId, Lane, Op, Shared, Task};
+use srcflow_tensor::error::{Error, Result};
 use std::collections::{BTreeMap, HashSet};
 use std::path::Path;
 
@@ -78,7 +78,8 @@ pub struct MachineModel {
 impl MachineModel {
     /// Reads and checks a model; errors name the file and the field.
     pub fn read(path: &Path) -> Result<Self> {
-        let text = crate::files::read_regular_to_string(path).map_err(|e| Error::io(path, e))?;
+        let text =
+            srcflow_tensor::files::read_regular_to_string(path).map_err(|e| Error::io(path, e))?;
         let model: MachineModel = serde_json::from_str(&text).map_err(|e| Error::Manifest {
             path: path.to_path_buf(),
             message: format!("not a machine model: {e}"),
@@ -100,7 +101,7 @@ impl MachineModel {
     /// Writes the model as pretty JSON.
     pub fn write(&self, path: &Path) -> Result<()> {
         let text = serde_json::to_string_pretty(self).expect("a model serialises");
-        crate::files::durable::write_whole(path, text.as_bytes())
+        srcflow_tensor::files::durable::write_whole(path, text.as_bytes())
     }
 
     /// Every kernel and lane rated, with positive, finite rates.
@@ -346,7 +347,7 @@ impl TaskTimer for ModelTimer<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::Bandwidth;
+    use srcflow_tensor::Bandwidth;
 
     fn model() -> MachineModel {
         let gflops = RATED_KERNELS
@@ -394,7 +395,7 @@ mod tests {
         let path = tmp.path().join("m.json");
         let observed = super::super::Observation {
             kernel: "env".into(),
-            work: crate::tensor::Work::gemm(1, 8, 8, 8, 0, false),
+            work: srcflow_tensor::tensor::Work::gemm(1, 8, 8, 8, 0, false),
             seconds: 1e-3,
         };
         let fitted = ComputeModel::fitted(1, &[observed], &[1e-4], "test");
@@ -420,8 +421,8 @@ mod tests {
 
     #[test]
     fn writes_take_the_io_write_rate_and_the_trim_at_the_compute_rates() {
-        use crate::gen::{generate, ProblemKind, ProblemSpec};
-        use crate::graph::{GraphOptions, SweepGraph};
+        use srcflow_graph::gen::{generate, ProblemKind, ProblemSpec};
+        use srcflow_graph::graph::{GraphOptions, SweepGraph};
         let spec = ProblemSpec {
             sites: 10,
             bond: 16,
@@ -439,7 +440,7 @@ mod tests {
         let last_write = task(&|t| t.op == Op::WriteSite && t.site == 0);
         let observed = super::super::Observation {
             kernel: "env".into(),
-            work: crate::tensor::Work::gemm(1, 8, 8, 8, 0, false),
+            work: srcflow_tensor::tensor::Work::gemm(1, 8, 8, 8, 0, false),
             seconds: 1e-3,
         };
         let bytes = |t: &Task, rate: f64| t.moved_bytes as f64 / rate;
@@ -455,7 +456,7 @@ mod tests {
         // Devices of 1 and 2 threads whose models differ: the trim takes the 2-thread rates.
         let fitted = ComputeModel::fitted(1, &[observed], &[0.0], "test");
         let rated = |threads: usize, seconds: f64| {
-            let features = crate::tensor::Work::FEATURES.iter();
+            let features = srcflow_tensor::tensor::Work::FEATURES.iter();
             let seconds_per = features.map(|f| (f.to_string(), seconds)).collect();
             let fitted = fitted.clone();
             ComputeModel {
@@ -500,8 +501,8 @@ mod tests {
 
     #[test]
     fn an_emulated_disk_times_disk_transfers_by_their_requests_at_the_depth() {
-        use crate::gen::{generate, ProblemKind, ProblemSpec};
-        use crate::graph::{GraphOptions, SweepGraph};
+        use srcflow_graph::gen::{generate, ProblemKind, ProblemSpec};
+        use srcflow_graph::graph::{GraphOptions, SweepGraph};
         let disk = DiskIo {
             emulate: Some("20ms,10MiB/s,40MiB/s".parse().unwrap()),
             ..DiskIo::default()

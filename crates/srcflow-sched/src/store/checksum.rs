@@ -2,7 +2,7 @@
 //! read compares with the one taken when it was written, so that a file that no longer holds
 //! what was written (a flipped byte, another file's bytes, an edited shape) is never used.
 
-use crate::tensor::DType;
+use srcflow_tensor::tensor::DType;
 use xxhash_rust::xxh3::Xxh3;
 
 /// The hash of a tensor's element type and shape, then of its bytes as they come.

@@ -1,7 +1,7 @@
 //! `DirectIo`: whether spill files bypass the page cache (`O_DIRECT`), as `--direct-io` and
 //! `--no-direct-io` say.
 
-use crate::error::{Error, Result};
+use srcflow_tensor::error::{Error, Result};
 use std::path::Path;
 
 /// When spill files are opened with `O_DIRECT`.

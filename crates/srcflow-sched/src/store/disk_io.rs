@@ -2,7 +2,7 @@
 //! rate caps and an emulated filesystem — and `DiskAccess`, what one direction's transfers use.
 
 use super::{DirectIo, DiskRates, DiskRequests, EmulatedDisk, Throttle};
-use crate::error::{Error, Result};
+use srcflow_tensor::error::{Error, Result};
 use std::sync::Arc;
 
 /// Requests in flight per transfer unless `--io-depth` says otherwise (measured on the local

@@ -1,7 +1,7 @@
 //! `DiskRates`: the caps of the disk reader and writer lanes, as `--disk-bandwidth` takes them.
 
-use crate::error::{Error, Result};
-use crate::Bandwidth;
+use srcflow_tensor::error::{Error, Result};
+use srcflow_tensor::Bandwidth;
 use std::fmt;
 use std::str::FromStr;
 

@@ -3,9 +3,9 @@
 //! `srcflow calibrate`, and timed the same way by the emulated disk and the simulator.
 
 use super::SpillFile;
-use crate::error::{Error, Result};
-use crate::Bandwidth;
 use serde::{Deserialize, Serialize};
+use srcflow_tensor::error::{Error, Result};
+use srcflow_tensor::Bandwidth;
 use std::fmt;
 use std::str::FromStr;
 
@@ -123,11 +123,11 @@ impl FromStr for DiskRequests {
     }
 }
 
-/// Seconds from a time with its unit ([`crate::size::seconds`]), or `0`.
+/// Seconds from a time with its unit ([`srcflow_tensor::size::seconds`]), or `0`.
 fn seconds(text: &str) -> Option<f64> {
     match text.parse::<f64>() {
         Ok(0.0) => Some(0.0),
-        _ => crate::size::seconds(text),
+        _ => srcflow_tensor::size::seconds(text),
     }
 }
 

@@ -1,10 +1,10 @@
 //! `DiskTier`: the scratch disk as a tier — where spill tasks write and fetch tasks read.
 
 use super::{DiskAccess, DiskFault, DiskIo, ScratchDir, SpillFile};
-use crate::cancel::CancelToken;
-use crate::error::Result;
-use crate::graph::{Cols, Task};
-use crate::tensor::AnyTensor;
+use srcflow_graph::graph::{Cols, Task};
+use srcflow_tensor::cancel::CancelToken;
+use srcflow_tensor::error::Result;
+use srcflow_tensor::tensor::AnyTensor;
 use std::path::Path;
 
 /// The run's scratch directory with how its disk lanes reach it, and their faults.

@@ -1,7 +1,7 @@
 //! `DiskFault`: an injected disk error (`--inject-disk-error`), to prove cleanup on failure.
 
-use crate::error::{Error, Result};
-use crate::fault_spec::head_and_nth;
+use srcflow_tensor::error::{Error, Result};
+use srcflow_tensor::fault_spec::head_and_nth;
 use std::str::FromStr;
 use std::sync::atomic::{AtomicUsize, Ordering};
 

@@ -27,8 +27,8 @@ pub use spill_file::SpillFile;
 pub use throttle::Throttle;
 pub use value::{InMemory, Value};
 
-use crate::graph::{DataId, SweepGraph, Task};
-use crate::Tier;
+use srcflow_graph::graph::{DataId, SweepGraph, Task};
+use srcflow_tensor::Tier;
 use std::collections::HashMap;
 
 /// Values by name, each with the number of consumers still to read it, and bytes per tier.

@@ -1,8 +1,8 @@
 //! `ScratchDir`: the per-run directory of spilled environments, removed at the end, on error,
 //! and — if the run died — at the start of the next run.
 
-use crate::error::{Error, Result};
 use crate::liveness::process_is_gone;
+use srcflow_tensor::error::{Error, Result};
 use std::fs::File;
 use std::os::fd::AsRawFd;
 use std::path::{Path, PathBuf};
@@ -26,7 +26,7 @@ impl ScratchDir {
     /// this run's own: set up and locked under a name other runs leave alone, then renamed, so
     /// no cleaner sees it unlocked.
     pub fn create(parent: &Path) -> Result<Self> {
-        crate::files::existing_folder(parent, "scratch folder")?;
+        srcflow_tensor::files::existing_folder(parent, "scratch folder")?;
         clean_stale(parent);
         let stamp = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)

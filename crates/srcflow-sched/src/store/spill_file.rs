@@ -4,10 +4,10 @@
 
 use super::checksum::Checksum;
 use super::{DirectIo, DiskAccess};
-use crate::cancel::CancelToken;
-use crate::error::{Error, Result};
-use crate::tensor::{AnyTensor, Array, DType, Scalar, Typed};
 use num_complex::{Complex32, Complex64};
+use srcflow_tensor::cancel::CancelToken;
+use srcflow_tensor::error::{Error, Result};
+use srcflow_tensor::tensor::{AnyTensor, Array, DType, Scalar, Typed};
 use std::alloc::{alloc_zeroed, dealloc, Layout};
 use std::fs::{File, OpenOptions};
 use std::os::unix::fs::{FileExt, OpenOptionsExt};
@@ -62,7 +62,7 @@ impl SpillFile {
         if let Some(e) = fault {
             return Err(Error::io(&spilled.path, e));
         }
-        let bytes = crate::with_array!(tensor, a => as_bytes(a.data()));
+        let bytes = srcflow_tensor::with_array!(tensor, a => as_bytes(a.data()));
         let straight = straight_from_memory(bytes, direct);
         let size = SpillFile::request_bytes(bytes.len() as u64, access.depth);
         let write = |offset: usize, chunk: &[u8], bounce: &mut Bounce| {

@@ -1,8 +1,8 @@
 //! `Throttle`: caps a disk lane's rate, to reproduce a slow filesystem on any machine.
 
-use crate::cancel::CancelToken;
-use crate::error::Result;
-use crate::Bandwidth;
+use srcflow_tensor::cancel::CancelToken;
+use srcflow_tensor::error::Result;
+use srcflow_tensor::Bandwidth;
 use std::time::{Duration, Instant};
 
 /// Paces one transfer so it moves no faster than a set rate (no cap when `None`).

@@ -1,10 +1,10 @@
 //! `Value`: what flows along a graph edge — a tensor in host or device memory, or a spilled file.
 
 use super::SpillFile;
-use crate::backend::DeviceTensor;
-use crate::device::Block;
-use crate::error::{Error, Result};
-use crate::tensor::AnyTensor;
+use srcflow_tensor::backend::DeviceTensor;
+use srcflow_tensor::device::Block;
+use srcflow_tensor::error::{Error, Result};
+use srcflow_tensor::tensor::AnyTensor;
 use std::sync::Arc;
 
 /// A value held by the store, owned by the tier that holds it.
@@ -115,9 +115,9 @@ fn modelled(what: &dyn std::fmt::Display) -> Error {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::backend::{Backend, CpuBackend};
-    use crate::device::{MemoryPool, PoolConfig, SimulatedPool};
-    use crate::tensor::DType;
+    use srcflow_tensor::backend::{Backend, CpuBackend};
+    use srcflow_tensor::device::{MemoryPool, PoolConfig, SimulatedPool};
+    use srcflow_tensor::tensor::DType;
 
     #[test]
     fn the_block_goes_back_when_the_last_handle_to_the_memory_drops() {

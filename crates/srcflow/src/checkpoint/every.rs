@@ -1,7 +1,7 @@
 //! `CheckpointEvery`: how often a checkpoint keeps a site's environments and projected
 //! environments, by sites or by time.
 
-use crate::error::{Error, Result};
+use srcflow_tensor::error::{Error, Result};
 use std::str::FromStr;
 use std::time::Duration;
 

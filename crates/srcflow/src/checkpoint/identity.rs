@@ -2,11 +2,11 @@
 //! checkpoint: the problem's contents, the options, the seed, the devices and srcflow's version.
 
 use crate::engine::CoreSource;
-use crate::error::Result;
-use crate::graph::{Lane, SweepGraph};
-use crate::train::StackShape;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+use srcflow_graph::graph::{Lane, SweepGraph};
+use srcflow_graph::train::StackShape;
+use srcflow_tensor::error::Result;
 use std::collections::BTreeMap;
 use xxhash_rust::xxh3::Xxh3;
 
@@ -19,7 +19,7 @@ impl RunIdentity {
     /// The identity of a run of `graph` (its whole sweep, before any checkpoint task) on the
     /// problem `source` serves, with sketches of `seed` over `ranks` ranks, by this build of
     /// srcflow, on `backend`: its name, what decides its kernels' last bits
-    /// ([`crate::backend::Backend::arithmetic`]) and the kernel threads of each device (a
+    /// ([`srcflow_tensor::backend::Backend::arithmetic`]) and the kernel threads of each device (a
     /// GEMM's sums are split by thread). Reads every input core once, to fingerprint the
     /// problem's contents. (A float is kept as its shortest exact text, which JSON's numbers do
     /// not promise to give back.)
@@ -100,7 +100,7 @@ fn problem_fingerprint(stack: &StackShape, source: &dyn CoreSource) -> Result<St
             for dim in core.shape() {
                 hasher.update(&dim.to_le_bytes());
             }
-            crate::with_array!(&core, a => hasher.update(bytemuck::cast_slice(a.data())));
+            srcflow_tensor::with_array!(&core, a => hasher.update(bytemuck::cast_slice(a.data())));
         }
     }
     Ok(format!("{:032x}", hasher.digest128()))

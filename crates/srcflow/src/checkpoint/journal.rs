@@ -4,12 +4,12 @@
 //! read or remove a file it did not write.
 
 use super::file_name;
-use crate::error::{Error, Result};
-use crate::files::durable;
-use crate::graph::DataId;
-use crate::tensor::DType;
 use serde::{Deserialize, Serialize};
+use srcflow_graph::graph::DataId;
 use srcflow_sched::store::SpillFile;
+use srcflow_tensor::error::{Error, Result};
+use srcflow_tensor::files::durable;
+use srcflow_tensor::tensor::DType;
 use std::collections::{HashMap, HashSet};
 use std::fs::{File, OpenOptions};
 use std::io::Write;
@@ -162,7 +162,7 @@ pub(crate) fn named(dir: &Path) -> Result<HashSet<DataId>> {
 /// The lines of the journal at `path` that read as lines of a journal (none when there is no
 /// journal): a line cut short or damaged is left out.
 fn read_lines(path: &Path) -> Result<Vec<Line>> {
-    let bytes = match crate::files::read_regular(path) {
+    let bytes = match srcflow_tensor::files::read_regular(path) {
         Ok(bytes) => bytes,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(vec![]),
         Err(e) => return Err(Error::io(path, e)),

@@ -1,8 +1,8 @@
 //! `KillFault`: kills the process at a chosen task, as a node failure or a job's time limit
 //! would (tests of resuming from a checkpoint).
 
-use crate::error::{Error, Result};
-use crate::fault_spec::head_and_nth;
+use srcflow_tensor::error::{Error, Result};
+use srcflow_tensor::fault_spec::head_and_nth;
 use std::str::FromStr;
 use std::sync::atomic::{AtomicUsize, Ordering};
 

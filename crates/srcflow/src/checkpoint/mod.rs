@@ -22,14 +22,14 @@ pub use kill::{KillFault, KILLABLE};
 pub use rank_folders::{made_for_ranks, rank_folder, remove_rank};
 pub use retire::SweepSize;
 
-use crate::cancel::CancelToken;
-use crate::error::{Error, Result};
-use crate::files::durable;
-use crate::graph::{DataId, Op, Shared};
-use crate::tensor::AnyTensor;
 use journal::{Entry, Journal};
 use pacing::SitePacing;
+use srcflow_graph::graph::{DataId, Op, Shared};
 use srcflow_sched::store::{try_lock, DiskAccess, DiskIo, SpillFile};
+use srcflow_tensor::cancel::CancelToken;
+use srcflow_tensor::error::{Error, Result};
+use srcflow_tensor::files::durable;
+use srcflow_tensor::tensor::AnyTensor;
 use std::collections::{HashMap, HashSet};
 use std::fs::File;
 use std::path::{Path, PathBuf};
@@ -318,10 +318,10 @@ fn file_name(value: DataId) -> String {
 /// Makes `dir` when it is missing (its parent must exist).
 fn made_if_missing(dir: &Path) -> Result<()> {
     if dir.exists() {
-        return crate::files::existing_folder(dir, "checkpoint folder");
+        return srcflow_tensor::files::existing_folder(dir, "checkpoint folder");
     }
     let parent = dir.parent().filter(|p| !p.as_os_str().is_empty());
-    crate::files::existing_folder(
+    srcflow_tensor::files::existing_folder(
         parent.unwrap_or(Path::new(".")),
         "checkpoint folder's parent",
     )?;
@@ -346,7 +346,7 @@ fn locked(dir: &Path) -> Result<File> {
 /// The identity of the checkpoint in `dir`, if it has one.
 fn read_identity(dir: &Path) -> Result<Option<RunIdentity>> {
     let path = dir.join(IDENTITY);
-    let text = match crate::files::read_regular_to_string(&path) {
+    let text = match srcflow_tensor::files::read_regular_to_string(&path) {
         Ok(text) => text,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(e) => return Err(Error::io(&path, e)),
@@ -404,8 +404,8 @@ fn only_our_files(dir: &Path) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::graph::Cols;
-    use crate::tensor::DType;
+    use srcflow_graph::graph::Cols;
+    use srcflow_tensor::tensor::DType;
 
     fn identity(seed: u64) -> RunIdentity {
         let mut identity = RunIdentity::default();

@@ -1,7 +1,7 @@
 //! `SitePacing`: which sites a checkpoint kept by time keeps, decided site by site as the run
 //! goes.
 
-use crate::graph::DataId;
+use srcflow_graph::graph::DataId;
 use std::collections::HashMap;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
@@ -61,7 +61,7 @@ impl SitePacing {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::graph::{Cols, Shared};
+    use srcflow_graph::graph::{Cols, Shared};
 
     #[test]
     fn a_site_is_kept_once_the_interval_has_passed_and_for_all_its_values() {

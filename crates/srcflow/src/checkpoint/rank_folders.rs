@@ -2,7 +2,7 @@
 //! (`rank-R`), each written and read by its own rank alone.
 
 use super::{made_if_missing, IDENTITY};
-use crate::error::{Error, Result};
+use srcflow_tensor::error::{Error, Result};
 use std::path::{Path, PathBuf};
 
 /// The start of a rank's folder's name.

@@ -3,7 +3,7 @@
 //! site k − 1, and the environments from site k − 1 on and the S of later sites are dead
 //! weight on the disk.
 
-use crate::graph::{DataId, Shared, SweepGraph};
+use srcflow_graph::graph::{DataId, Shared, SweepGraph};
 use std::collections::HashMap;
 
 /// The sites of the sweep a checkpoint is of, and which devices make a part of each site's S.
@@ -74,7 +74,7 @@ pub(crate) fn superseded<V>(kept: &HashMap<DataId, V>, k: usize) -> Vec<DataId> 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::graph::Cols;
+    use srcflow_graph::graph::Cols;
 
     fn env(site: usize) -> DataId {
         let cols = Cols { start: 0, end: 4 };
@@ -83,8 +83,8 @@ mod tests {
 
     #[test]
     fn the_parts_of_s_are_those_the_sweep_makes() {
-        use crate::gen::{generate, ProblemKind, ProblemSpec};
-        use crate::graph::{GraphOptions, SweepGraph};
+        use srcflow_graph::gen::{generate, ProblemKind, ProblemSpec};
+        use srcflow_graph::graph::{GraphOptions, SweepGraph};
         let spec = ProblemSpec {
             sites: 6,
             bond: 8,

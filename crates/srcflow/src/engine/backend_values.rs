@@ -1,12 +1,12 @@
 //! `BackendValues`: tensors on a backend as the values a task's kernel computes with: the
 //! sketch Ω drawn on the host and uploaded, factorizations by the backend's primitives.
 
-use crate::backend::{Backend, BackendTensor, DeviceTensor};
-use crate::error::Result;
-use crate::graph::{Cols, KernelValues};
-use crate::kernels::{self, RoundStep};
-use crate::tensor::{AnyTensor, Array, DType, Meter, C64};
-use crate::test_matrix::test_matrix;
+use srcflow_graph::graph::{Cols, KernelValues};
+use srcflow_graph::test_matrix::test_matrix;
+use srcflow_tensor::backend::{Backend, BackendTensor, DeviceTensor};
+use srcflow_tensor::error::Result;
+use srcflow_tensor::kernels::{self, RoundStep};
+use srcflow_tensor::tensor::{AnyTensor, Array, DType, Meter, C64};
 
 /// The values of one run's kernels on `backend`, in `dtype`, with sketches drawn from `seed`.
 pub struct BackendValues<'b> {

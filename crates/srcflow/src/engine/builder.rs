@@ -1,14 +1,14 @@
 //! `EngineBuilder`: every choice of a run in one place, each with its default until set.
 
 use super::{Engine, Options, Session, Tiering};
-use crate::backend::{Backend, BackendKind};
-use crate::cancel::CancelToken;
 use crate::checkpoint::CheckpointEvery;
-use crate::error::{Error, Result};
-use crate::files;
-use crate::graph::GraphOptions;
-use crate::ranks::{RankLayout, Transport};
+use srcflow_graph::graph::GraphOptions;
+use srcflow_sched::ranks::{RankLayout, Transport};
 use srcflow_sched::sched::{Pacing, Progress};
+use srcflow_tensor::backend::{Backend, BackendKind};
+use srcflow_tensor::cancel::CancelToken;
+use srcflow_tensor::error::{Error, Result};
+use srcflow_tensor::files;
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -156,7 +156,7 @@ impl EngineBuilder {
         self
     }
 
-    /// Runs as one rank of several over `transport` (MPI's, or [`crate::ranks::InProcessRanks`]):
+    /// Runs as one rank of several over `transport` (MPI's, or [`srcflow_sched::ranks::InProcessRanks`]):
     /// the devices of the graph options are those of all ranks, each rank computing on its
     /// contiguous share of them with [`EngineBuilder::threads`] threads; every rank's
     /// [`Engine::run`](super::Engine::run) returns the whole product.

@@ -3,11 +3,11 @@
 
 use super::{CoreSource, Engine};
 use crate::checkpoint::{self, Checkpoint, KillFault, RunIdentity, SweepSize};
-use crate::error::{Error, Result};
-use crate::graph::{DataId, Resumed, SweepGraph};
-use crate::ranks::{RankLayout, Transport};
-use crate::ByteSize;
 use serde::Serialize;
+use srcflow_graph::graph::{DataId, Resumed, SweepGraph};
+use srcflow_sched::ranks::{RankLayout, Transport};
+use srcflow_tensor::error::{Error, Result};
+use srcflow_tensor::ByteSize;
 use std::collections::HashSet;
 use std::path::Path;
 

@@ -2,10 +2,10 @@
 //! host, parts joined by all-gathers, sketch blocks gathered for the QR and basis rows
 //! scattered for the projection. What each does to a tensor; the backend makes the copies.
 
-use crate::backend::{Backend, DeviceTensor};
-use crate::error::{Error, Result};
-use crate::graph::{share, DataId, Op, Shared, SweepGraph, Task};
-use crate::tensor::AnyTensor;
+use srcflow_graph::graph::{share, DataId, Op, Shared, SweepGraph, Task};
+use srcflow_tensor::backend::{Backend, DeviceTensor};
+use srcflow_tensor::error::{Error, Result};
+use srcflow_tensor::tensor::AnyTensor;
 
 /// The part of the host core `core` that `task` (an upload of a part) puts on its device: the
 /// device's share of the core's elements, cut on the host so that only it is copied.

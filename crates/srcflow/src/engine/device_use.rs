@@ -1,8 +1,8 @@
 //! `DeviceUse`: what each device of a node did in a run — its compute, its share of the QR and
 //! of the collectives, and how long it sat idle.
 
-use crate::graph::{Lane, Op};
 use serde::Serialize;
+use srcflow_graph::graph::{Lane, Op};
 use srcflow_sched::sched::RunLog;
 
 /// The busy and idle time of one device.

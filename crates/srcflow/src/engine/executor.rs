@@ -4,20 +4,20 @@
 use super::backend_values::BackendValues;
 use super::output_slots::{OutputSlots, SlicePlace};
 use super::{collective, CoreSink, CoreSource};
-use crate::backend::{
+use crate::checkpoint::{Checkpoint, KillFault};
+use crossbeam_channel::Sender;
+use srcflow_graph::graph::{Cols, Lane, Op, SweepGraph, Task};
+use srcflow_sched::ranks::Post;
+use srcflow_sched::sched::Executor;
+use srcflow_sched::store::{DiskTier, InMemory, Value};
+use srcflow_tensor::backend::{
     add_primitive_times, take_primitive_times, Backend, BackendTensor, DeviceTensor,
     PrimitiveTimes, Stream,
 };
-use crate::checkpoint::{Checkpoint, KillFault};
-use crate::device::{Block, DeviceFault};
-use crate::error::{Error, Result};
-use crate::graph::{Cols, Lane, Op, SweepGraph, Task};
-use crate::ranks::Post;
-use crate::tensor::{AnyTensor, Meter};
-use crate::Tier;
-use crossbeam_channel::Sender;
-use srcflow_sched::sched::Executor;
-use srcflow_sched::store::{DiskTier, InMemory, Value};
+use srcflow_tensor::device::{Block, DeviceFault};
+use srcflow_tensor::error::{Error, Result};
+use srcflow_tensor::tensor::{AnyTensor, Meter};
+use srcflow_tensor::Tier;
 use std::sync::{Arc, Mutex};
 
 /// Routes tasks: reads to the source, writes to the sink, copies to the backend or the disk

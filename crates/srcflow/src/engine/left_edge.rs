@@ -11,9 +11,9 @@
 //! not) and raised its error against the exact product by 7 parts per million.
 
 use super::CoreSink;
-use crate::error::{Error, Result};
-use crate::tensor::matrix::{product, thin_qr_row_major, view};
-use crate::tensor::{AnyTensor, Tensor, C64};
+use srcflow_tensor::error::{Error, Result};
+use srcflow_tensor::tensor::matrix::{product, thin_qr_row_major, view};
+use srcflow_tensor::tensor::{AnyTensor, Tensor, C64};
 use std::sync::Mutex;
 
 /// A sink that holds the cores of sites `0..=last` as drafts of `inner` until all have come,
@@ -173,6 +173,6 @@ fn basis_form(core: &AnyTensor) -> Tensor {
 }
 
 /// A basis-form core back in train form `[l, r, u, d]` and `dtype`.
-fn train_form(core: Tensor, dtype: crate::tensor::DType) -> AnyTensor {
+fn train_form(core: Tensor, dtype: srcflow_tensor::tensor::DType) -> AnyTensor {
     AnyTensor::from(core.permute(&[0, 3, 1, 2])).cast(dtype)
 }

@@ -1,8 +1,8 @@
 //! `MemoryReport`: what the memory governor did in a run and what it cost.
 
-use crate::ByteSize;
 use serde::Serialize;
 use srcflow_sched::sched::{MemoryEvent, MemoryEventKind, RunLog};
+use srcflow_tensor::ByteSize;
 use std::collections::BTreeMap;
 use std::fmt;
 

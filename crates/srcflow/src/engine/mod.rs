@@ -38,13 +38,13 @@ pub use sink::{CoreSink, MemorySink};
 pub use source::{CoreSource, MemorySource};
 pub use tiering::Tiering;
 
-use crate::backend::Backend;
-use crate::cancel::CancelToken;
-use crate::error::{Error, Result};
-use crate::graph::SweepGraph;
-use crate::ranks::{RankLayout, Transport};
-use crate::train::Stack;
+use srcflow_graph::graph::SweepGraph;
+use srcflow_graph::train::Stack;
+use srcflow_sched::ranks::{RankLayout, Transport};
 use srcflow_sched::sched::{Pacing, Progress, RunLog};
+use srcflow_tensor::backend::Backend;
+use srcflow_tensor::cancel::CancelToken;
+use srcflow_tensor::error::{Error, Result};
 use std::sync::Arc;
 
 /// Runs SRC sweeps on the backends of its devices.
@@ -182,7 +182,7 @@ impl Engine {
     }
 
     /// Like [`Engine::run_graph_logged`], with the calling thread calling `watch` about every
-    /// [`crate::WATCH_EVERY`] while the run goes on elsewhere: where a caller looks for its own
+    /// [`srcflow_tensor::WATCH_EVERY`] while the run goes on elsewhere: where a caller looks for its own
     /// reasons to stop (a signal) and cancels the engine's [`CancelToken`]. A rank of several
     /// dispatches on the calling thread and never watches (its launcher handles signals). A
     /// value of the checkpoint found damaged when read back is removed from it and the run

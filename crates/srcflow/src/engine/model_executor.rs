@@ -1,11 +1,11 @@
 //! `ModelExecutor`: "runs" a task of a simulated sweep by making outputs of the right size,
 //! holding the device blocks the scheduler allocated, without computing anything.
 
-use crate::device::Block;
-use crate::error::Result;
-use crate::graph::{DataId, SweepGraph, Task};
+use srcflow_graph::graph::{DataId, SweepGraph, Task};
 use srcflow_sched::sched::Executor;
 use srcflow_sched::store::Value;
+use srcflow_tensor::device::Block;
+use srcflow_tensor::error::Result;
 use std::collections::HashMap;
 use std::sync::Mutex;
 

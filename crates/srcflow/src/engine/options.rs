@@ -1,6 +1,6 @@
 //! `Options`: what a user chooses for one SRC run.
 
-use crate::graph::GraphOptions;
+use srcflow_graph::graph::GraphOptions;
 
 /// What a user chooses for one SRC run: the graph's shape, the sketches' seed and the threads.
 #[derive(Clone, Copy, Debug, PartialEq)]

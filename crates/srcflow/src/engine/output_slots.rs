@@ -1,11 +1,11 @@
 //! `OutputSlots`: the outputs half-batch nodes write their slices into, allocated once by the
 //! first slice so that joining the slices allocates nothing.
 
-use crate::backend::{Backend, DeviceTensor};
-use crate::device::Block;
-use crate::error::Result;
-use crate::graph::DataId;
+use srcflow_graph::graph::DataId;
 use srcflow_sched::store::Value;
+use srcflow_tensor::backend::{Backend, DeviceTensor};
+use srcflow_tensor::device::Block;
+use srcflow_tensor::error::Result;
 use std::collections::HashMap;
 use std::sync::Mutex;
 

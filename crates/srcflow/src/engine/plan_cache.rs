@@ -1,9 +1,9 @@
 //! `PlanCache`: the sweep graphs and plans a [`super::Session`] has made, by what they were
 //! made from, so that a call with the same shapes, options and budgets plans nothing.
 
-use crate::graph::{GraphOptions, SweepGraph};
-use crate::plan::{Budgets, Plan};
-use crate::train::StackShape;
+use srcflow_graph::graph::{GraphOptions, SweepGraph};
+use srcflow_graph::plan::{Budgets, Plan};
+use srcflow_graph::train::StackShape;
 use srcflow_sched::sched::Pacing;
 use std::sync::Arc;
 

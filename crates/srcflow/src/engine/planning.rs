@@ -3,12 +3,12 @@
 
 use super::plan_cache::PlanKey;
 use super::{Engine, Prepared};
-use crate::error::{Error, Result};
-use crate::graph::SweepGraph;
-use crate::plan::{self, Drift, Plan, PlanRequest};
-use crate::sim::MachineModel;
-use crate::train::StackShape;
-use crate::Tier;
+use srcflow_graph::graph::SweepGraph;
+use srcflow_graph::plan::{self, Drift, Plan, PlanRequest};
+use srcflow_graph::train::StackShape;
+use srcflow_sched::sim::MachineModel;
+use srcflow_tensor::error::{Error, Result};
+use srcflow_tensor::Tier;
 use std::sync::Arc;
 
 impl Engine {

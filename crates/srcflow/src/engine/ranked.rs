@@ -2,13 +2,15 @@
 //! rank 0, which wrote the output, shares it, and rank 0 joins the ranks' traces.
 
 use super::MemorySink;
-use crate::error::{Error, Result};
-use crate::graph::SweepGraph;
-use crate::ranks::{decode_tensors, Encoded, Exchange, ExchangeLane, RankLayout, Transport};
-use crate::tensor::AnyTensor;
 use crate::trace::{join_rank_traces, rank_trace};
-use crate::train::Train;
+use srcflow_graph::graph::SweepGraph;
+use srcflow_graph::train::Train;
+use srcflow_sched::ranks::{
+    decode_tensors, Encoded, Exchange, ExchangeLane, RankLayout, Transport,
+};
 use srcflow_sched::sched::RunLog;
+use srcflow_tensor::error::{Error, Result};
+use srcflow_tensor::tensor::AnyTensor;
 use std::collections::hash_map::DefaultHasher;
 use std::hash::{Hash, Hasher};
 

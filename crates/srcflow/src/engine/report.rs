@@ -1,14 +1,14 @@
 //! `Report`: what a run did — sizes, pass times, work and rate.
 
 use super::{DeviceUse, MemoryReport};
-use crate::backend::Backend;
-use crate::graph::{capped_chi_out, Lane, Pass, SweepGraph};
-use crate::ranks::ExchangeUse;
-use crate::sim::KernelCoverage;
-use crate::{ByteSize, Tier};
 use serde::Serialize;
+use srcflow_graph::graph::{capped_chi_out, Lane, Pass, SweepGraph};
+use srcflow_sched::ranks::ExchangeUse;
 use srcflow_sched::sched::{RunLog, Stalls, TaskEvent};
+use srcflow_sched::sim::KernelCoverage;
 use srcflow_sched::store::TierBytes;
+use srcflow_tensor::backend::Backend;
+use srcflow_tensor::{ByteSize, Tier};
 use std::collections::BTreeMap;
 use std::fmt;
 

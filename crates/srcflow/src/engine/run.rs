@@ -1,11 +1,11 @@
 //! `Run`: what [`super::Engine::run`] returns — the output, the report and the log.
 
 use super::Report;
-use crate::error::{Error, Result};
-use crate::graph::SweepGraph;
 use crate::trace::write_chrome_trace;
-use crate::train::Train;
+use srcflow_graph::graph::SweepGraph;
+use srcflow_graph::train::Train;
 use srcflow_sched::sched::RunLog;
+use srcflow_tensor::error::{Error, Result};
 use std::path::Path;
 use std::sync::Arc;
 

@@ -6,11 +6,11 @@ use super::executor::TaskRouter;
 use super::left_edge::LeftEdgeSink;
 use super::scheduling::{with_memory_held_before, DeviceMemory};
 use super::{ranked, CheckpointUse, CoreSink, CoreSource, Engine, Report};
-use crate::error::Result;
-use crate::graph::SweepGraph;
-use crate::ranks::{ExchangeLane, RankGraph};
+use srcflow_graph::graph::SweepGraph;
+use srcflow_sched::ranks::{ExchangeLane, RankGraph};
 use srcflow_sched::sched::{self, Governor, RunLog, SchedOptions};
 use srcflow_tensor::alloc;
+use srcflow_tensor::error::Result;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -145,7 +145,7 @@ impl Engine {
 }
 
 /// The result of `work` (a run's dispatcher), run on a thread of its own while the calling
-/// thread calls `watch` every [`crate::WATCH_EVERY`] until it is done: the calling thread is
+/// thread calls `watch` every [`srcflow_tensor::WATCH_EVERY`] until it is done: the calling thread is
 /// the one a Python signal reaches, and holding the GIL to look for it must not hold up the
 /// dispatcher.
 fn watched_on_own_thread<T: Send>(watch: &mut dyn FnMut(), work: impl FnOnce() -> T + Send) -> T {
@@ -156,7 +156,7 @@ fn watched_on_own_thread<T: Send>(watch: &mut dyn FnMut(), work: impl FnOnce() -
             let _ = done.send(());
             out
         });
-        crate::cancel::wait_watching(&finished, watch);
+        srcflow_tensor::cancel::wait_watching(&finished, watch);
         worker
             .join()
             .unwrap_or_else(|panic| std::panic::resume_unwind(panic))

@@ -3,14 +3,14 @@
 //! block cache, and the scratch directory of a run that spills to disk.
 
 use super::Engine;
-use crate::device::{FaultyPool, MemoryPool, PoolConfig, SimulatedPool};
-use crate::error::Result;
-use crate::graph::SweepGraph;
-use crate::plan::{MemoryProfile, PROCESS_BASELINE};
-use crate::Tier;
+use srcflow_graph::graph::SweepGraph;
+use srcflow_graph::plan::{MemoryProfile, PROCESS_BASELINE};
 use srcflow_sched::sched::{Governor, SchedOptions};
 use srcflow_sched::store::DiskTier;
 use srcflow_tensor::alloc;
+use srcflow_tensor::device::{FaultyPool, MemoryPool, PoolConfig, SimulatedPool};
+use srcflow_tensor::error::Result;
+use srcflow_tensor::Tier;
 use std::sync::Arc;
 
 /// Whose memory pools a run's governor allocates from.

@@ -4,9 +4,9 @@
 //! ([`super::EngineBuilder::session`]); clones share it.
 
 use super::plan_cache::{PlanCache, PlanKey, Prepared};
-use crate::backend::{Backend, CpuBackend, CudaBackend};
-use crate::error::Result;
-use crate::plan::Budgets;
+use srcflow_graph::plan::Budgets;
+use srcflow_tensor::backend::{Backend, CpuBackend, CudaBackend};
+use srcflow_tensor::error::Result;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 

@@ -4,11 +4,11 @@
 use super::model_executor::ModelExecutor;
 use super::scheduling::DeviceMemory;
 use super::{Engine, Report};
-use crate::error::Result;
-use crate::graph::SweepGraph;
-use crate::ranks::{AcrossNodes, Exchange};
-use crate::sim::MachineModel;
+use srcflow_graph::graph::SweepGraph;
+use srcflow_sched::ranks::{AcrossNodes, Exchange};
 use srcflow_sched::sched::{self, RunLog};
+use srcflow_sched::sim::MachineModel;
+use srcflow_tensor::error::Result;
 
 impl Engine {
     /// Simulates the run of `graph` on `machine`: the same plan, scheduler, prefetch policy and
@@ -20,9 +20,9 @@ impl Engine {
         self.simulate_exchanging(graph, &[], machine)
     }
 
-    /// Simulates the run of several ranks `ranked` ([`crate::ranks::across_nodes`]) on
+    /// Simulates the run of several ranks `ranked` ([`srcflow_sched::ranks::across_nodes`]) on
     /// `machine`, as [`Self::simulate`] does, with the S all-gathers its ranks receive in place
-    /// where the devices compute in host memory ([`crate::ranks::Exchange::in_place`]).
+    /// where the devices compute in host memory ([`srcflow_sched::ranks::Exchange::in_place`]).
     pub fn simulate_across_nodes(
         &self,
         ranked: &AcrossNodes,
@@ -59,7 +59,8 @@ impl Engine {
         // The simulator's own resident memory says nothing of the modelled run's.
         report.peak_rss_bytes = None;
         let ran = log.graph_after.as_ref().unwrap_or(graph);
-        report.model_coverage = crate::sim::coverage(&machine, ran, &log.threads_per_device);
+        report.model_coverage =
+            srcflow_sched::sim::coverage(&machine, ran, &log.threads_per_device);
         Ok((report, log))
     }
 }

@@ -1,8 +1,8 @@
 //! `CoreSink`: where write-site tasks put output cores (memory, or a problem directory).
 
-use crate::error::{Error, Result};
-use crate::tensor::AnyTensor;
-use crate::train::{Kind, Train};
+use srcflow_graph::train::{Kind, Train};
+use srcflow_tensor::error::{Error, Result};
+use srcflow_tensor::tensor::AnyTensor;
 use std::sync::Mutex;
 
 /// Receives output cores in `[l, r, u, d]` form, in any order.

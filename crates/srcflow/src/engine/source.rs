@@ -1,8 +1,8 @@
 //! `CoreSource`: where read-site tasks get input cores (memory, or a problem directory).
 
-use crate::error::Result;
-use crate::tensor::AnyTensor;
-use crate::train::Stack;
+use srcflow_graph::train::Stack;
+use srcflow_tensor::error::Result;
+use srcflow_tensor::tensor::AnyTensor;
 
 /// Hands out input cores one at a time, in `[l, r, u, d]` form.
 pub trait CoreSource: Sync {

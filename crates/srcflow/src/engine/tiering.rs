@@ -2,10 +2,10 @@
 //! device's faults and the governor's budget.
 
 use crate::checkpoint::KillFault;
-use crate::device::DeviceOptions;
-use crate::plan::Budgets;
+use srcflow_graph::plan::Budgets;
 use srcflow_sched::sched::{Prefetch, PrefetchPolicy};
 use srcflow_sched::store::{DiskFault, DiskIo, DiskRates};
+use srcflow_tensor::device::DeviceOptions;
 use std::sync::Arc;
 
 /// Out-of-core choices of a run. The default plans nothing: every environment stays on the

@@ -1,8 +1,8 @@
 //! `manifest.json`: the layers of a problem directory, in mathematical order.
 
-use crate::error::{Error, Result};
-use crate::train::Kind;
 use serde::{Deserialize, Serialize};
+use srcflow_graph::train::Kind;
+use srcflow_tensor::error::{Error, Result};
 use std::collections::HashSet;
 use std::path::Path;
 
@@ -33,7 +33,8 @@ impl Manifest {
     /// Reads and checks `<dir>/manifest.json`.
     pub fn read(dir: &Path) -> Result<Manifest> {
         let path = dir.join("manifest.json");
-        let text = crate::files::read_regular_to_string(&path).map_err(|e| Error::io(&path, e))?;
+        let text = srcflow_tensor::files::read_regular_to_string(&path)
+            .map_err(|e| Error::io(&path, e))?;
         let bad = |message: String| Error::Manifest {
             path: path.clone(),
             message,

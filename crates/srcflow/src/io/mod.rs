@@ -11,9 +11,9 @@ pub use output::OutputDir;
 pub use problem::ProblemDir;
 pub(crate) use staging::StagingDir;
 
-use crate::error::Result;
-use crate::tensor::DType;
-use crate::train::{core_path, Stack};
+use srcflow_graph::train::{core_path, Stack};
+use srcflow_tensor::error::Result;
+use srcflow_tensor::tensor::DType;
 use std::path::Path;
 
 /// Writes `stack` as a problem directory of complex128 cores at `dir` (which must not exist),
@@ -41,7 +41,7 @@ pub fn write_stack_as(dir: &Path, stack: &Stack, dtype: DType) -> Result<()> {
     .write(staging.path())?;
     for layer in stack.layers() {
         let folder = staging.path().join(&layer.name);
-        std::fs::create_dir(&folder).map_err(|e| crate::Error::io(&folder, e))?;
+        std::fs::create_dir(&folder).map_err(|e| srcflow_tensor::Error::io(&folder, e))?;
         for (site, core) in layer.train.to_quimb().into_iter().enumerate() {
             let core = core.cast(dtype);
             npy::write_any(&core_path(staging.path(), &layer.name, site), &core)?;

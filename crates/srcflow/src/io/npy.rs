@@ -4,10 +4,10 @@
 //! file's type; writes any of them in C order. A header's claimed size is checked against the
 //! file's real size before any allocation.
 
-use crate::error::{Error, Result};
-use crate::tensor::{AnyTensor, Array, DType, Scalar, Typed, C64};
 use npyz::{DType as NpyDType, NpyFile, NpyHeader, Order, TypeChar, TypeWrite, WriterBuilder};
 use num_complex::Complex32;
+use srcflow_tensor::error::{Error, Result};
+use srcflow_tensor::tensor::{AnyTensor, Array, DType, Scalar, Typed, C64};
 use std::io::{BufReader, BufWriter, Read, Seek, Write};
 use std::path::Path;
 
@@ -24,7 +24,7 @@ pub struct Header {
 
 /// The header of the `.npy` file at `path`; the message says what is wrong.
 pub fn read_header(path: &Path) -> std::result::Result<Header, String> {
-    let file = crate::files::open_regular(path).map_err(|e| e.to_string())?;
+    let file = srcflow_tensor::files::open_regular(path).map_err(|e| e.to_string())?;
     let npy =
         NpyFile::new(BufReader::new(file)).map_err(|e| format!("not a valid .npy file: {e}"))?;
     header_of(&npy)
@@ -64,7 +64,7 @@ fn item_size(dtype: &str) -> usize {
 /// Reads the array at `path` in C order, in the element type of the file; the message says
 /// what is wrong. Data in this machine's byte order is read straight into the array's buffer.
 pub fn read(path: &Path) -> std::result::Result<AnyTensor, String> {
-    let file = crate::files::open_regular(path).map_err(|e| e.to_string())?;
+    let file = srcflow_tensor::files::open_regular(path).map_err(|e| e.to_string())?;
     let size = file.metadata().map_err(|e| e.to_string())?.len();
     let npy =
         NpyFile::new(BufReader::new(file)).map_err(|e| format!("not a valid .npy file: {e}"))?;
@@ -188,7 +188,7 @@ fn write_to<T: Scalar, W: Write>(out: W, tensor: &Array<T>, raw: bool) -> std::i
 
 /// Writes `tensor` as a C-order `.npy` file of its element type.
 pub fn write_any(path: &Path, tensor: &AnyTensor) -> Result<()> {
-    crate::with_array!(tensor, a => write(path, a))
+    srcflow_tensor::with_array!(tensor, a => write(path, a))
 }
 
 #[cfg(test)]

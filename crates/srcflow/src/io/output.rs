@@ -2,10 +2,10 @@
 
 use super::{npy, LayerEntry, Manifest, StagingDir, FORMAT};
 use crate::engine::CoreSink;
-use crate::error::{Error, Result};
-use crate::tensor::AnyTensor;
-use crate::train::layout::{shape_from_quimb, shape_to_quimb};
-use crate::train::{core_path, Kind};
+use srcflow_graph::train::layout::{shape_from_quimb, shape_to_quimb};
+use srcflow_graph::train::{core_path, Kind};
+use srcflow_tensor::error::{Error, Result};
+use srcflow_tensor::tensor::AnyTensor;
 use std::path::Path;
 
 /// The name of the one layer of an output directory.

@@ -2,14 +2,14 @@
 
 use super::{npy, Manifest};
 use crate::engine::CoreSource;
-use crate::error::{Error, Result};
-use crate::ops::exact_product;
-use crate::tensor::{AnyTensor, DType};
-use crate::train::layout::shape_from_quimb;
-use crate::train::{
+use srcflow_graph::ops::exact_product;
+use srcflow_graph::train::layout::shape_from_quimb;
+use srcflow_graph::train::{
     core_path, site_counts_differ, site_name, too_few_sites, Kind, Layer, LayerShape, Orientation,
     Stack, StackShape, Train,
 };
+use srcflow_tensor::error::{Error, Result};
+use srcflow_tensor::tensor::{AnyTensor, DType};
 use std::path::{Path, PathBuf};
 
 /// A problem directory whose shapes are known (from `.npy` headers) and whose data is read lazily.

@@ -1,8 +1,8 @@
 //! `StagingDir`: a hidden sibling directory renamed into place only when complete.
 
-use crate::error::{Error, Result};
-use crate::files::refuse_existing;
-use crate::liveness::process_is_gone;
+use srcflow_sched::liveness::process_is_gone;
+use srcflow_tensor::error::{Error, Result};
+use srcflow_tensor::files::refuse_existing;
 use std::path::{Path, PathBuf};
 
 /// A directory built under a temporary name next to its destination; removed unless committed.
@@ -26,7 +26,10 @@ impl StagingDir {
             .parent()
             .filter(|p| !p.as_os_str().is_empty())
             .unwrap_or(Path::new("."));
-        crate::files::existing_folder(parent, &format!("folder of {}", destination.display()))?;
+        srcflow_tensor::files::existing_folder(
+            parent,
+            &format!("folder of {}", destination.display()),
+        )?;
         let prefix = format!(".{}.srcflow-tmp-", staging_stem(&name.to_string_lossy()));
         remove_abandoned(parent, &prefix);
         let staging = parent.join(format!("{prefix}{}", std::process::id()));
@@ -50,11 +53,11 @@ impl StagingDir {
     /// a kill or power loss after this leaves the whole of it there.
     pub fn commit(mut self) -> Result<()> {
         refuse_existing(&self.destination)?;
-        crate::files::durable::sync_tree(&self.staging)?;
+        srcflow_tensor::files::durable::sync_tree(&self.staging)?;
         std::fs::rename(&self.staging, &self.destination)
             .map_err(|e| Error::io(&self.destination, e))?;
         self.committed = true;
-        crate::files::durable::sync_folder_of(&self.destination)
+        srcflow_tensor::files::durable::sync_folder_of(&self.destination)
     }
 }
 

@@ -12,14 +12,14 @@
 
 use super::lane_waits::{lane_waits, LaneWait};
 use super::scope::TraceScope;
-use crate::device::PoolUsage;
-use crate::error::Result;
-use crate::files::durable::write_whole;
-use crate::graph::{Lane, SweepGraph};
-use crate::ranks::RankLayout;
-use crate::tensor::Work;
 use serde_json::{json, Value};
+use srcflow_graph::graph::{Lane, SweepGraph};
+use srcflow_sched::ranks::RankLayout;
 use srcflow_sched::sched::{RunLog, TaskEvent};
+use srcflow_tensor::device::PoolUsage;
+use srcflow_tensor::error::Result;
+use srcflow_tensor::files::durable::write_whole;
+use srcflow_tensor::tensor::Work;
 use std::collections::HashMap;
 use std::path::Path;
 use std::time::UNIX_EPOCH;

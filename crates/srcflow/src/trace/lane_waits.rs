@@ -3,7 +3,7 @@
 //! free, and records a compute task's dispatch gap where it did not: the dispatcher's own time,
 //! which a performance model charges every compute task (`srcflow calibrate` reads it).
 
-use crate::graph::{Lane, SweepGraph};
+use srcflow_graph::graph::{Lane, SweepGraph};
 use srcflow_sched::sched::{RunLog, TaskEvent};
 use std::collections::HashMap;
 
@@ -57,10 +57,10 @@ pub(super) fn lane_waits<'a>(graph: &SweepGraph, log: &'a RunLog) -> Vec<LaneWai
 #[cfg(test)]
 mod tests {
     use super::lane_waits;
-    use crate::gen::{generate, ProblemKind, ProblemSpec};
-    use crate::graph::{GraphOptions, Lane, SweepGraph};
-    use crate::sim::MachineModel;
     use crate::{Engine, Options};
+    use srcflow_graph::gen::{generate, ProblemKind, ProblemSpec};
+    use srcflow_graph::graph::{GraphOptions, Lane, SweepGraph};
+    use srcflow_sched::sim::MachineModel;
 
     #[test]
     fn each_ranks_shared_lanes_come_free_on_their_own() {
@@ -72,7 +72,7 @@ mod tests {
         let stack = generate(ProblemKind::Random, &spec).unwrap().shape();
         let options = Options::new(16).with_graph(GraphOptions::new(16).with_devices(2));
         let graph = SweepGraph::build(&stack, &options.graph).unwrap();
-        let ranked = crate::ranks::across_nodes(&graph, 2).unwrap();
+        let ranked = srcflow_sched::ranks::across_nodes(&graph, 2).unwrap();
         let mut machine: MachineModel = serde_json::from_str(include_str!(concat!(
             env!("CARGO_MANIFEST_DIR"),
             "/../../graphs/leonardo-a100.json"

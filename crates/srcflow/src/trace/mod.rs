@@ -18,12 +18,13 @@ pub use shape_summary::ShapeSummary;
 pub use summary::{LaneSummary, TraceSummary};
 pub use timeline::timeline_svg;
 
-use crate::error::{Error, Result};
+use srcflow_tensor::error::{Error, Result};
 use std::path::Path;
 
 /// Reads a trace file as JSON, naming the file in any error.
 pub fn read_trace(path: &Path) -> Result<serde_json::Value> {
-    let text = crate::files::read_regular_to_string(path).map_err(|e| Error::io(path, e))?;
+    let text =
+        srcflow_tensor::files::read_regular_to_string(path).map_err(|e| Error::io(path, e))?;
     serde_json::from_str(&text).map_err(|e| Error::Manifest {
         path: path.to_path_buf(),
         message: format!("not a JSON trace: {e}"),

@@ -1,8 +1,8 @@
 //! `TraceScope`: whose lanes a trace draws: a whole run (one process, or a simulation of
 //! several ranks), or one rank's part of a run under MPI.
 
-use crate::graph::{Cols, LaneId, SweepGraph};
-use crate::ranks::RankLayout;
+use srcflow_graph::graph::{Cols, LaneId, SweepGraph};
+use srcflow_sched::ranks::RankLayout;
 
 /// Flow arrows one rank's trace may hold; each rank's ids start at a multiple of it, so that
 /// the ranks' traces join without clashes.

@@ -3,9 +3,9 @@
 //! (`benches/kernel_rates_in_run.sh`).
 
 use super::slices::Slice;
-use crate::backend::{PrimitiveShape, ShapeTime};
-use crate::tensor::DType;
 use serde::Serialize;
+use srcflow_tensor::backend::{PrimitiveShape, ShapeTime};
+use srcflow_tensor::tensor::DType;
 use std::collections::HashMap;
 use std::fmt;
 

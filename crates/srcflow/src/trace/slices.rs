@@ -1,8 +1,8 @@
 //! A trace's events read back: the lane name of every track and the task slices on them, as
 //! the summaries of a trace (`srcflow report`) and its timeline see them.
 
-use crate::backend::{PrimitiveTimes, ShapeTime};
 use serde_json::Value;
+use srcflow_tensor::backend::{PrimitiveTimes, ShapeTime};
 use std::collections::HashMap;
 
 /// One task slice of a trace.

@@ -3,9 +3,9 @@
 use super::kernel_summary::KernelSummary;
 use super::shape_summary::ShapeSummary;
 use super::slices::{is_compute, slices, Slice};
-use crate::graph::Pass;
 use serde::Serialize;
 use serde_json::Value;
+use srcflow_graph::graph::Pass;
 use std::collections::BTreeMap;
 use std::fmt;
 

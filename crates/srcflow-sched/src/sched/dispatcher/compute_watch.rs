@@ -2,9 +2,9 @@
 //! waits for (an environment, an input core, a spill), booked by pass.
 
 use super::Dispatcher;
-use crate::graph::Supply;
-use crate::graph::TaskId;
 use crate::sched::stall::{StallCause, StallClock};
+use srcflow_graph::graph::Supply;
+use srcflow_graph::graph::TaskId;
 use std::collections::HashMap;
 use std::time::Instant;
 

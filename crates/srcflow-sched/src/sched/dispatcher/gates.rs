@@ -3,8 +3,8 @@
 
 use super::super::FetchView;
 use super::Dispatcher;
-use crate::graph::TaskId;
-use crate::graph::{Lane, LaneId, ReadAhead, Task};
+use srcflow_graph::graph::TaskId;
+use srcflow_graph::graph::{Lane, LaneId, ReadAhead, Task};
 use std::time::Duration;
 
 impl Dispatcher {

@@ -1,9 +1,9 @@
 //! `ProgressFeed`: what the dispatcher tells a [`Progress`] listener of each finished task,
 //! with the bytes written to the disk tier so far.
 
-use crate::graph::{Pass, Task};
 use crate::sched::Progress;
-use crate::Tier;
+use srcflow_graph::graph::{Pass, Task};
+use srcflow_tensor::Tier;
 use std::sync::Arc;
 
 /// The run's progress listener, if any, and the bytes spill tasks have written to disk.

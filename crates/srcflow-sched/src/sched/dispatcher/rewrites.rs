@@ -4,8 +4,8 @@
 
 use super::super::governor::Recovery;
 use super::Dispatcher;
-use crate::error::{Error, Result};
-use crate::graph::TaskId;
+use srcflow_graph::graph::TaskId;
+use srcflow_tensor::error::{Error, Result};
 
 impl Dispatcher {
     /// Hands a failed allocation of `node` (after `seconds` of trying) to the governor and

@@ -1,7 +1,7 @@
 //! `WorkLeft`: the compute and spill tasks not yet finished, by sweep step: where compute's
 //! frontier is, the flops still to do before a step, and how far spills lag behind.
 
-use crate::graph::{Lane, Task};
+use srcflow_graph::graph::{Lane, Task};
 use std::collections::{BTreeMap, BTreeSet};
 
 /// Unfinished compute and spill tasks of a run, by step.
