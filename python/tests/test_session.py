@@ -241,7 +241,8 @@ FORK_WHILE_BUSY = textwrap.dedent(
             signal.alarm(60)
             small = [rng.standard_normal(s) for s in [(3, 2), (3, 3, 2), (3, 3, 2), (3, 2)]]
             out = srcflow.compress(small, chi_out=2, seed=3, session=session)
-            print("child computed", len(out), flush=True)
+            # One write, which a pipe keeps whole (print's pieces interleave between children).
+            os.write(1, f"child computed {{len(out)}}\\n".encode())
             os._exit(0)
         children.append(pid)
         time.sleep(0.001 * fork)
