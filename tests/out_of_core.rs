@@ -168,7 +168,21 @@ fn a_problem_that_cannot_fit_is_refused_before_it_starts() {
     let stack = problem();
     let scratch = tempfile::tempdir().unwrap();
     let engine = engine(PLENTY, 1 << 20, scratch.path(), None);
-    let err = engine.prepare(&stack.shape()).unwrap_err().to_string();
+    let refusal = engine.prepare(&stack.shape()).unwrap_err();
+    match &refusal {
+        srcflow::Error::DoesNotFit {
+            needed,
+            budget,
+            setting,
+            ..
+        } => {
+            assert_eq!(*budget, srcflow::ByteSize(1 << 20), "{refusal}");
+            assert!(needed > budget, "{refusal}");
+            assert_eq!(*setting, "`Budgets::host`", "{refusal}");
+        }
+        other => panic!("not a refusal to fit: {other:?}"),
+    }
+    let err = refusal.to_string();
     assert!(
         err.contains("at site") && err.contains("more than the budget"),
         "{err}"

@@ -16,6 +16,13 @@ pyo3::create_exception!(
 );
 pyo3::create_exception!(
     srcflow,
+    DoesNotFitError,
+    PyValueError,
+    "The problem does not fit the memory budgets given, however the sweep is planned: raise \
+     the budget the message names, or lower `chi_out`."
+);
+pyo3::create_exception!(
+    srcflow,
     BackendUnavailableError,
     PyImportError,
     "The backend asked for (`device=\"gpu\"`) cannot run here: no driver, library or device."
@@ -31,6 +38,7 @@ pyo3::create_exception!(
 pub fn register(module: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = module.py();
     module.add("OutOfMemoryError", py.get_type::<OutOfMemoryError>())?;
+    module.add("DoesNotFitError", py.get_type::<DoesNotFitError>())?;
     module.add(
         "BackendUnavailableError",
         py.get_type::<BackendUnavailableError>(),
@@ -47,6 +55,7 @@ pub fn to_python(error: Error) -> PyErr {
         Error::BadCore { .. } | Error::Shape(_) | Error::Manifest { .. } | Error::Invalid(_) => {
             PyValueError::new_err(message)
         }
+        Error::DoesNotFit { .. } => DoesNotFitError::new_err(message),
         Error::Unavailable(_) => BackendUnavailableError::new_err(message),
         Error::Cuda(_) | Error::DeviceFailed { .. } => DeviceError::new_err(message),
         Error::Numeric(_) => PyArithmeticError::new_err(message),

@@ -12,6 +12,7 @@ from ._api import Run, apply, compress, graph, run, src
 from ._core import (
     BackendUnavailableError,
     DeviceError,
+    DoesNotFitError,
     OutOfMemoryError,
     __version__,
 )
@@ -26,6 +27,7 @@ _logging.getLogger(__name__).addHandler(_logging.NullHandler())
 __all__ = [
     "BackendUnavailableError",
     "DeviceError",
+    "DoesNotFitError",
     "Graph",
     "OutOfMemoryError",
     "Resources",

@@ -57,8 +57,11 @@ TypeError
     longdouble, ...), a `dtype` that is not one, a keyword the function does not take.
 ValueError
     Mismatched shapes or site counts, a periodic train, a NaN or infinite element (named by
-    train, site and element), an argument out of range, budgets too small for the problem,
-    an output path that cannot be written.
+    train, site and element), an argument out of range, an output path that cannot be
+    written.
+DoesNotFitError
+    Budgets too small for the problem, however the sweep is planned (a ValueError); the
+    message names the site, the kernel, the bytes it needs and the budget to raise.
 OutOfMemoryError
     The memory governor could not fit a task even at its smallest batch (a MemoryError).
 BackendUnavailableError

@@ -83,8 +83,10 @@ def test_a_bond_that_does_not_match_is_a_value_error_naming_the_train_and_site(r
 
 
 def test_budgets_too_small_are_a_value_error_naming_the_argument(stack):
-    with pytest.raises(ValueError, match=r"Resources.gpu_memory"):
+    with pytest.raises(srcflow.DoesNotFitError, match=r"Resources.gpu_memory") as raised:
         srcflow.src(*stack, chi_out=8, resources=srcflow.Resources(gpu_memory=1000))
+    assert isinstance(raised.value, ValueError)
+    assert "more than the budget of 1.00 kB" in str(raised.value), raised.value
 
 
 def test_a_site_that_cannot_be_read_raises_its_own_exception_naming_the_site(stack):

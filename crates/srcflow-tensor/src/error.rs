@@ -39,6 +39,31 @@ pub enum Error {
     /// A user-supplied option is out of range.
     #[error("{0}")]
     Invalid(String),
+    /// The problem does not fit a memory budget, even with every environment that can move off
+    /// that memory moved and the batch as small as it helps.
+    #[error(
+        "the problem does not fit: at site {site} ({kernel} kernel) the {memory} needs {needed}, \
+         {over} more than the budget of {budget}, even with every environment that can move off \
+         it moved and the batch as small as it helps; raise {setting} or lower \
+         `GraphOptions::chi_out`{advice}",
+        over = crate::ByteSize(.needed.0.saturating_sub(.budget.0))
+    )]
+    DoesNotFit {
+        /// The site of the kernel whose peak does not fit.
+        site: usize,
+        /// That kernel (env, sketch, qr, …).
+        kernel: &'static str,
+        /// The memory the budget bounds ("device memory", "host memory", …).
+        memory: String,
+        /// Bytes the kernel's peak needs in that memory.
+        needed: crate::ByteSize,
+        /// The budget.
+        budget: crate::ByteSize,
+        /// The setting that raises the budget, as the library names it (`` `Budgets::device` ``).
+        setting: &'static str,
+        /// What else would make it fit, after the rest of the message (or nothing).
+        advice: String,
+    },
     /// A device, driver or library the run needs is not on this machine (no CUDA driver, no
     /// NVRTC, a device id it does not have).
     #[error("{0}")]

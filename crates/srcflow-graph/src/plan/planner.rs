@@ -283,17 +283,15 @@ impl Shortfall {
     /// The refusal of a problem whose `peak` does not fit `budget`: where, how much, and what
     /// to change.
     fn refusal(&self, peak: Peak, budget: u64) -> Refusal {
-        let (what, setting) = (&self.what, self.setting);
-        let error = Error::Invalid(format!(
-            "the problem does not fit: at site {} ({} kernel) the {what} needs {}, {} more than \
-             the budget of {}, even with every environment that can move off it moved and the \
-             batch as small as it helps; raise {setting} or lower `GraphOptions::chi_out`",
-            peak.site,
-            peak.kernel,
-            ByteSize(peak.bytes),
-            ByteSize(peak.bytes.saturating_sub(budget)),
-            ByteSize(budget)
-        ));
+        let error = Error::DoesNotFit {
+            site: peak.site,
+            kernel: peak.kernel,
+            memory: self.what.clone(),
+            needed: ByteSize(peak.bytes),
+            budget: ByteSize(budget),
+            setting: self.setting,
+            advice: String::new(),
+        };
         Refusal {
             needed: peak.bytes,
             error,

@@ -130,15 +130,15 @@ impl Engine {
 /// `refusal` (a budget the plan cannot fit) with why the batch was `batch`: the checkpoint's,
 /// which a resume keeps to give the same bits.
 fn batch_kept_does_not_fit(refusal: Error, batch: usize) -> Error {
-    match refusal {
-        Error::Invalid(message) => Error::Invalid(format!(
-            "{message}. The run resumes a checkpoint made with {batch} sketch columns per task \
-             (`GraphOptions::batch_cols`), which it keeps to give the uninterrupted run's bits: \
-             raise the budget to what that batch needs, or remove the checkpoint \
-             (`EngineBuilder::checkpoint`) to start afresh with the batch this budget allows"
-        )),
-        other => other,
-    }
+    with_advice(
+        refusal,
+        format!(
+            ". The run resumes a checkpoint made with {batch} sketch columns per task \
+         (`GraphOptions::batch_cols`), which it keeps to give the uninterrupted run's bits: \
+         raise the budget to what that batch needs, or remove the checkpoint \
+         (`EngineBuilder::checkpoint`) to start afresh with the batch this budget allows"
+        ),
+    )
 }
 
 /// `refusal` (a budget the plan cannot fit) with the hint that a prefetch window of `window`
@@ -148,10 +148,16 @@ fn narrower_window_fits(refusal: Error, window: usize) -> Error {
         0 => "none".to_string(),
         k => format!("lookahead:{k}"),
     };
-    match refusal {
-        Error::Invalid(message) => Error::Invalid(format!(
-            "{message}; or fetch fewer steps ahead: `Tiering::prefetch` {policy} fits"
-        )),
-        other => other,
+    with_advice(
+        refusal,
+        format!("; or fetch fewer steps ahead: `Tiering::prefetch` {policy} fits"),
+    )
+}
+
+/// `refusal` with `more` added to its advice, when it is a budget the plan cannot fit.
+fn with_advice(mut refusal: Error, more: String) -> Error {
+    if let Error::DoesNotFit { advice, .. } = &mut refusal {
+        advice.push_str(&more);
     }
+    refusal
 }
