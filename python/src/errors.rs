@@ -23,6 +23,13 @@ pyo3::create_exception!(
 );
 pyo3::create_exception!(
     srcflow,
+    CheckpointMismatchError,
+    PyValueError,
+    "The checkpoint given is of another call (another problem, options or srcflow): the call \
+     does not resume from it and leaves it as it is."
+);
+pyo3::create_exception!(
+    srcflow,
     BackendUnavailableError,
     PyImportError,
     "The backend asked for (`device=\"gpu\"`) cannot run here: no driver, library or device."
@@ -40,6 +47,10 @@ pub fn register(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add("OutOfMemoryError", py.get_type::<OutOfMemoryError>())?;
     module.add("DoesNotFitError", py.get_type::<DoesNotFitError>())?;
     module.add(
+        "CheckpointMismatchError",
+        py.get_type::<CheckpointMismatchError>(),
+    )?;
+    module.add(
         "BackendUnavailableError",
         py.get_type::<BackendUnavailableError>(),
     )?;
@@ -56,6 +67,7 @@ pub fn to_python(error: Error) -> PyErr {
             PyValueError::new_err(message)
         }
         Error::DoesNotFit { .. } => DoesNotFitError::new_err(message),
+        Error::CheckpointMismatch { .. } => CheckpointMismatchError::new_err(message),
         Error::Unavailable(_) => BackendUnavailableError::new_err(message),
         Error::Cuda(_) | Error::DeviceFailed { .. } => DeviceError::new_err(message),
         Error::Numeric(_) => PyArithmeticError::new_err(message),

@@ -11,6 +11,7 @@ import logging as _logging
 from ._api import Run, apply, compress, graph, run, src
 from ._core import (
     BackendUnavailableError,
+    CheckpointMismatchError,
     DeviceError,
     DoesNotFitError,
     OutOfMemoryError,
@@ -26,6 +27,7 @@ _logging.getLogger(__name__).addHandler(_logging.NullHandler())
 
 __all__ = [
     "BackendUnavailableError",
+    "CheckpointMismatchError",
     "DeviceError",
     "DoesNotFitError",
     "Graph",

@@ -62,6 +62,9 @@ ValueError
 DoesNotFitError
     Budgets too small for the problem, however the sweep is planned (a ValueError); the
     message names the site, the kernel, the bytes it needs and the budget to raise.
+CheckpointMismatchError
+    ``Resources.checkpoint`` holds a checkpoint of another call (a ValueError); the message
+    says what differs, and the checkpoint is left as it is.
 OutOfMemoryError
     The memory governor could not fit a task even at its smallest batch (a MemoryError).
 BackendUnavailableError

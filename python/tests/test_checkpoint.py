@@ -101,8 +101,11 @@ def test_a_checkpoint_of_another_call_is_refused_and_kept(tmp_path):
     killed_call(folder, 20)
     kept = sorted(os.listdir(folder))
     mpo, mps, bond = trains()
-    with pytest.raises(ValueError, match=r"chi_out 24 there, 12 here.*`Resources.checkpoint`"):
+    with pytest.raises(
+        srcflow.CheckpointMismatchError, match=r"chi_out 24 there, 12 here.*`Resources.checkpoint`"
+    ) as raised:
         srcflow.src(mpo, mps, chi_out=12, threads=1, resources=srcflow.Resources(checkpoint=folder))
+    assert isinstance(raised.value, ValueError)
     assert sorted(os.listdir(folder)) == kept
 
 

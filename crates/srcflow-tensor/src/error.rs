@@ -64,6 +64,21 @@ pub enum Error {
         /// What else would make it fit, after the rest of the message (or nothing).
         advice: String,
     },
+    /// The checkpoint a run was given is of another run (another problem, options or build of
+    /// srcflow): the run does not resume from it, and leaves it as it is.
+    #[error(
+        "the checkpoint {} is of another run, so this one does not resume from it: {}. Run the \
+         same problem with the same options and srcflow to resume it, or remove it or give \
+         `EngineBuilder::checkpoint` another folder to start afresh",
+        .dir.display(),
+        .differences.join("; ")
+    )]
+    CheckpointMismatch {
+        /// The checkpoint's folder.
+        dir: PathBuf,
+        /// What differs, one setting each: "seed 3 there, 4 here".
+        differences: Vec<String>,
+    },
     /// A device, driver or library the run needs is not on this machine (no CUDA driver, no
     /// NVRTC, a device id it does not have).
     #[error("{0}")]

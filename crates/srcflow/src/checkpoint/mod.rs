@@ -365,13 +365,10 @@ fn same_run(dir: &Path, there: &RunIdentity, here: &RunIdentity) -> Result<()> {
     if differences.is_empty() {
         return Ok(());
     }
-    Err(Error::Invalid(format!(
-        "the checkpoint {} is of another run, so this one does not resume from it: {}. Run \
-         the same problem with the same options and srcflow to resume it, or remove it or give \
-         `EngineBuilder::checkpoint` another folder to start afresh",
-        dir.display(),
-        differences.join("; ")
-    )))
+    Err(Error::CheckpointMismatch {
+        dir: dir.to_path_buf(),
+        differences,
+    })
 }
 
 /// Refuses a folder without an identity that holds files other than a checkpoint's lock and
@@ -493,8 +490,16 @@ mod tests {
         let parent = tempfile::tempdir().unwrap();
         let dir = parent.path().join("ckpt");
         drop(open(&dir, 1).unwrap());
-        let refused = open(&dir, 2).err().unwrap().to_string();
-        assert!(refused.contains("seed 1 there, 2 here"), "{refused}");
+        match open(&dir, 2) {
+            Err(Error::CheckpointMismatch {
+                dir: refused,
+                differences,
+            }) => {
+                assert_eq!(refused, dir);
+                assert_eq!(differences, ["seed 1 there, 2 here"]);
+            }
+            other => panic!("not refused as another run's: {:?}", other.err()),
+        }
         std::fs::remove_file(dir.join(IDENTITY)).unwrap();
         std::fs::write(dir.join("notes.txt"), "mine").unwrap();
         let refused = open(&dir, 1).err().unwrap().to_string();
