@@ -71,7 +71,9 @@ pub enum Op {
 }
 
 impl Op {
-    /// Everything the layers above need to know about this op.
+    /// Everything the layers above need to know about this op (inlined, so that a caller
+    /// asking for one field on the scheduler's path gets just that field).
+    #[inline]
     pub fn profile(&self) -> Profile {
         use DeviceMemory::*;
         match *self {
@@ -163,11 +165,13 @@ impl Op {
     }
 
     /// The lane an operation runs on.
+    #[inline]
     pub fn lane(&self) -> Lane {
         self.profile().lane
     }
 
     /// A short name for reports and traces.
+    #[inline]
     pub fn name(&self) -> &'static str {
         self.profile().name
     }

@@ -16,9 +16,6 @@ impl DeviceRequest {
     /// host); `slot_open` says whether the output of a half-batch node has
     /// already been allocated by an earlier slice.
     pub fn of(graph: &SweepGraph, task: &Task, slot_open: bool) -> Self {
-        let on_device = |id: Option<&srcflow_graph::graph::DataId>| {
-            id.map(|id| id.tier()) == Some(Tier::Device)
-        };
         match task.op.profile().device_memory {
             DeviceMemory::Nothing => DeviceRequest::default(),
             DeviceMemory::Outputs => Self::output(graph, task),
@@ -26,7 +23,12 @@ impl DeviceRequest {
                 DeviceRequest::default()
             }
             DeviceMemory::OutputsUnlessCoresOnHost => Self::output(graph, task),
-            DeviceMemory::OutputsOnDevice if on_device(task.outputs.first()) => {
+            DeviceMemory::OutputsOnDevice
+                if task
+                    .outputs
+                    .first()
+                    .is_some_and(|id| id.tier() == Tier::Device) =>
+            {
                 Self::output(graph, task)
             }
             DeviceMemory::OutputsOnDevice => DeviceRequest::default(),

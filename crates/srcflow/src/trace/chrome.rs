@@ -215,7 +215,7 @@ fn slice(
     if let Some(tier) = op.spills_to.or(op.fetches_from) {
         args["tier"] = json!(tier.to_string());
     }
-    if let (true, Some(task)) = (op.crosses_ranks, graph.task(event.node)) {
+    if let Some(task) = graph.task(event.node).filter(|_| op.crosses_ranks) {
         let value = task.inputs.first().or(task.outputs.first());
         args["value"] = json!(value.map(|id| id.to_string()));
     }

@@ -14,11 +14,11 @@ impl Dispatcher {
     pub(super) fn may_start(&mut self, task: &Task) -> bool {
         let frontier = self.frontier();
         let ahead = task.step > frontier;
-        let read_ahead = task.op.profile().read_ahead;
-        let reads_input = read_ahead.is_some();
-        let read_ahead = match read_ahead {
+        let paced_by = task.op.profile().read_ahead;
+        let reads_input = paced_by.is_some();
+        let read_ahead = match paced_by {
             Some(ReadAhead::UploadSteps) => self.options.pacing.upload_ahead_steps,
-            _ => self.options.pacing.read_ahead_steps,
+            Some(ReadAhead::InputSteps) | None => self.options.pacing.read_ahead_steps,
         };
         match task.lane {
             _ if ahead && reads_input && self.governor.reclaiming() => false,
